@@ -1,0 +1,109 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// BackupSchedule creates Backups on a cron schedule and garbage-collects old ones.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=bks,categories=pingcap
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="MaxBackups",type=integer,JSONPath=`.spec.maxBackups`
+// +kubebuilder:printcolumn:name="MaxReservedTime",type=string,JSONPath=`.spec.maxReservedTime`
+// +kubebuilder:printcolumn:name="LastBackup",type=string,JSONPath=`.status.lastBackup`,priority=1
+// +kubebuilder:printcolumn:name="LastBackupTime",type=date,JSONPath=`.status.lastBackupTime`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type BackupSchedule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired schedule.
+	Spec BackupScheduleSpec `json:"spec"`
+	// Status is the observed state of the schedule.
+	// +optional
+	Status BackupScheduleStatus `json:"status,omitempty"`
+}
+
+// BackupScheduleList is a list of BackupSchedules.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type BackupScheduleList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the BackupSchedules.
+	Items []BackupSchedule `json:"items"`
+}
+
+// BackupScheduleSpec is the desired schedule.
+type BackupScheduleSpec struct {
+	StorageProvider `json:",inline"`
+
+	// Schedule is a standard cron expression, such as "0 2 * * *".
+	// +kubebuilder:validation:MinLength=1
+	Schedule string `json:"schedule"`
+	// Pause stops creating Backups; garbage collection still runs.
+	// +optional
+	Pause bool `json:"pause,omitempty"`
+	// MaxBackups keeps the newest N Backups.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxBackups *int32 `json:"maxBackups,omitempty"`
+	// MaxReservedTime deletes Backups older than this Go duration (preferred over maxBackups).
+	// +optional
+	MaxReservedTime *string `json:"maxReservedTime,omitempty"`
+	// BackupTemplate is the spec of each created Backup.
+	BackupTemplate BackupSpec `json:"backupTemplate"`
+	// LogBackupTemplate is the spec of the schedule's log backup.
+	// +optional
+	LogBackupTemplate *BackupSpec `json:"logBackupTemplate,omitempty"`
+	// CompactBackupTemplate is the spec of the schedule's log compactions (kept as given).
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	CompactBackupTemplate *runtime.RawExtension `json:"compactBackupTemplate,omitempty"`
+	// CompactInterval is how often log compactions run.
+	// +optional
+	CompactInterval *string `json:"compactInterval,omitempty"`
+	// BR configures BR for every created Backup.
+	// +optional
+	BR *BRConfig `json:"br,omitempty"`
+	// StorageClassName of scratch PVCs (non-BR backups).
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+	// StorageSize of scratch PVCs (non-BR backups).
+	// +optional
+	StorageSize string `json:"storageSize,omitempty"`
+	// ImagePullSecrets of the backup jobs.
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// BackupScheduleStatus is the observed state of a schedule.
+type BackupScheduleStatus struct {
+	// LastBackup is the name of the last Backup created.
+	// +optional
+	LastBackup string `json:"lastBackup,omitempty"`
+	// LastBackupTime is the scheduled time of the last Backup.
+	// +optional
+	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
+	// AllBackupCleanTime is when garbage collection last deleted every Backup.
+	// +optional
+	AllBackupCleanTime *metav1.Time `json:"allBackupCleanTime,omitempty"`
+	// LogBackup is the name of the schedule's log backup.
+	// +optional
+	LogBackup *string `json:"logBackup,omitempty"`
+	// LastCompact is the name of the last log compaction.
+	// +optional
+	LastCompact string `json:"lastCompact,omitempty"`
+	// LastCompactTime is when the last log compaction was created.
+	// +optional
+	LastCompactTime *metav1.Time `json:"lastCompactTime,omitempty"`
+}
