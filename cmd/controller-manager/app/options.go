@@ -1,0 +1,140 @@
+// Package app is the tidb-controller-manager process: flags, API clients,
+// leader election, informer factories, the controllers, and the HTTP server
+// for /metrics, /healthz and /readyz. main.go only calls Main.
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+)
+
+// Options are the command-line settings of the controller-manager.
+type Options struct {
+	Controller *controller.CLIConfig
+
+	Kubeconfig        string
+	MetricsAddr       string
+	HealthAddr        string
+	KubeClientQPS     float64
+	KubeClientBurst   int
+	LeaderElect       bool
+	LeaseDuration     time.Duration
+	RenewDeadline     time.Duration
+	RetryPeriod       time.Duration
+	ResourceLock      string
+	LeaderElectionID  string
+	PrintVersion      bool
+	ClusterPermNode   bool
+	ClusterPermPV     bool
+	ClusterPermSC     bool
+	TestMode          bool
+	Features          string
+	ShutdownGraceTime time.Duration
+}
+
+// NewOptions returns the defaults of every flag.
+func NewOptions() *Options {
+	return &Options{
+		Controller:        controller.DefaultCLIConfig(),
+		MetricsAddr:       ":6060",
+		HealthAddr:        ":6061",
+		LeaderElect:       true,
+		LeaseDuration:     15 * time.Second,
+		RenewDeadline:     10 * time.Second,
+		RetryPeriod:       2 * time.Second,
+		ResourceLock:      "leases",
+		ShutdownGraceTime: 10 * time.Second,
+	}
+}
+
+// AddFlags registers the flags on fs. Flags accept one or two dashes, as the
+// TiDB Operator's do, so its Helm values and command lines keep working.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	c := o.Controller
+	fs.BoolVar(&o.PrintVersion, "V", false, "Print version information and exit.")
+	fs.BoolVar(&o.PrintVersion, "version", false, "Print version information and exit.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, else the in-cluster config.")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "Concurrent syncs per controller.")
+	fs.BoolVar(&c.ClusterScoped, "cluster-scoped", c.ClusterScoped,
+		"Watch every namespace. When false, only the operator's namespace (--namespace or $NAMESPACE).")
+	fs.StringVar(&c.Namespace, "namespace", os.Getenv("NAMESPACE"),
+		"The operator's own namespace: the leader-election Lease lives here, and it is the only watched namespace when --cluster-scoped=false. Default: $NAMESPACE.")
+	fs.StringVar(&c.Selector, "selector", "", "Label selector restricting the custom resources this instance handles (e.g. team=a).")
+	fs.DurationVar(&c.ResyncDuration, "resync-duration", c.ResyncDuration, "Informer resync period: how often every object is re-synced.")
+	fs.BoolVar(&c.AutoFailover, "auto-failover", c.AutoFailover, "Replace failed PD, TiKV, TiDB and TiFlash members automatically.")
+	fs.DurationVar(&c.PDFailoverPeriod, "pd-failover-period", c.PDFailoverPeriod, "Grace period before a failed PD member is replaced.")
+	fs.DurationVar(&c.TiKVFailoverPeriod, "tikv-failover-period", c.TiKVFailoverPeriod, "Grace period before a Down TiKV store is replaced.")
+	fs.DurationVar(&c.TiDBFailoverPeriod, "tidb-failover-period", c.TiDBFailoverPeriod, "Grace period before an unhealthy TiDB server is replaced.")
+	fs.DurationVar(&c.TiFlashFailoverPeriod, "tiflash-failover-period", c.TiFlashFailoverPeriod, "Grace period before a Down TiFlash store is replaced.")
+	fs.BoolVar(&c.DetectNodeFailure, "detect-node-failure", false, "Mark failed members host-down by inspecting their nodes.")
+	fs.DurationVar(&c.PodHardRecoveryPeriod, "pod-hard-recovery-period", c.PodHardRecoveryPeriod, "How long a failure lasts before its member is considered host-down.")
+	fs.StringVar(&c.TiDBBackupManagerImage, "tidb-backup-manager-image", c.TiDBBackupManagerImage, "Image of backup and restore jobs.")
+	fs.StringVar(&c.TiDBDiscoveryImage, "tidb-discovery-image", c.TiDBDiscoveryImage, "Image of the per-cluster discovery Deployment.")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address of the /metrics endpoint.")
+	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address of /healthz and /readyz; may equal --metrics-addr to share one server.")
+	fs.Float64Var(&o.KubeClientQPS, "kube-client-qps", 0, "API client QPS; 0 means the built-in default (50).")
+	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", 0, "API client burst; 0 means the built-in default (100).")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run only while holding the leader-election Lease.")
+	fs.DurationVar(&o.LeaseDuration, "leader-lease-duration", o.LeaseDuration, "Leader-election lease duration.")
+	fs.DurationVar(&o.RenewDeadline, "leader-renew-deadline", o.RenewDeadline, "Leader-election renew deadline.")
+	fs.DurationVar(&o.RetryPeriod, "leader-retry-period", o.RetryPeriod, "Leader-election retry period.")
+	fs.StringVar(&o.ResourceLock, "leader-resource-lock", o.ResourceLock, "Leader-election lock type; only \"leases\" is supported.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "", "Name of the Lease. Default: tidb-controller-manager[-$HELM_RELEASE].")
+	fs.BoolVar(&o.ClusterPermNode, "cluster-permission-node", false, "Keep read access to Nodes when namespace-scoped.")
+	fs.BoolVar(&o.ClusterPermPV, "cluster-permission-pv", false, "Keep access to PersistentVolumes when namespace-scoped.")
+	fs.BoolVar(&o.ClusterPermSC, "cluster-permission-sc", false, "Keep read access to StorageClasses when namespace-scoped.")
+	fs.BoolVar(&o.TestMode, "test-mode", false, "Accepted for compatibility; has no effect.")
+	fs.StringVar(&o.Features, "features", "", "Feature gates k=v,...; accepted for compatibility, none is implemented yet.")
+	fs.DurationVar(&o.ShutdownGraceTime, "shutdown-grace-period", o.ShutdownGraceTime, "How long to wait for workers and the HTTP servers on SIGTERM.")
+}
+
+// Validate checks the flags' values together and returns every problem found.
+func (o *Options) Validate() error {
+	var errs []error
+	c := o.Controller
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers must be at least 1, got %d", c.Workers))
+	}
+	if !c.ClusterScoped && c.Namespace == "" {
+		errs = append(errs, errors.New("--cluster-scoped=false needs --namespace or $NAMESPACE"))
+	}
+	if _, err := labels.Parse(c.Selector); err != nil {
+		errs = append(errs, fmt.Errorf("--selector: %w", err))
+	}
+	if c.ResyncDuration <= 0 {
+		errs = append(errs, errors.New("--resync-duration must be positive"))
+	}
+	if o.ResourceLock != "leases" {
+		errs = append(errs, fmt.Errorf("--leader-resource-lock %q is not supported; use leases", o.ResourceLock))
+	}
+	if o.LeaderElect && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
+		errs = append(errs, errors.New("leader election needs lease-duration > renew-deadline > retry-period > 0"))
+	}
+	if o.Features != "" {
+		for _, kv := range strings.Split(o.Features, ",") {
+			if !strings.Contains(kv, "=") {
+				errs = append(errs, fmt.Errorf("--features: %q is not key=value", kv))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leaseName is the Lease the replicas compete for.
+func (o *Options) leaseName() string {
+	if o.LeaderElectionID != "" {
+		return o.LeaderElectionID
+	}
+	if rel := os.Getenv("HELM_RELEASE"); rel != "" {
+		return "tidb-controller-manager-" + rel
+	}
+	return "tidb-controller-manager"
+}

@@ -1,0 +1,168 @@
+package controller
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
+	"github.com/kubetidb/tidb-operator/pkg/client/informers/externalversions"
+	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/metrics"
+)
+
+// CLIConfig is what the command line tells the controllers.
+type CLIConfig struct {
+	// Workers is the number of concurrent syncs per controller.
+	Workers int
+	// ClusterScoped watches every namespace; otherwise only Namespace.
+	ClusterScoped bool
+	// Namespace is the operator's own namespace (leader-election lock, and
+	// the only watched namespace when not cluster-scoped).
+	Namespace string
+	// Selector is a label selector restricting which custom resources this
+	// operator instance handles; empty means all.
+	Selector string
+	// ResyncDuration is the informer resync period: every object is synced at
+	// least this often, which also refreshes PD/TiDB-derived status.
+	ResyncDuration time.Duration
+	// AutoFailover enables failover of PD, TiKV, TiDB and TiFlash members.
+	AutoFailover bool
+	// PDFailoverPeriod, TiKVFailoverPeriod, TiDBFailoverPeriod and
+	// TiFlashFailoverPeriod are the grace periods before a failed member is
+	// replaced.
+	PDFailoverPeriod      time.Duration
+	TiKVFailoverPeriod    time.Duration
+	TiDBFailoverPeriod    time.Duration
+	TiFlashFailoverPeriod time.Duration
+	// DetectNodeFailure marks failed members host-down by inspecting nodes.
+	DetectNodeFailure bool
+	// PodHardRecoveryPeriod is how long a failure lasts before host-down.
+	PodHardRecoveryPeriod time.Duration
+	// TiDBBackupManagerImage runs backup and restore jobs.
+	TiDBBackupManagerImage string
+	// TiDBDiscoveryImage runs the per-cluster discovery Deployment.
+	TiDBDiscoveryImage string
+}
+
+// DefaultCLIConfig returns the defaults of the TiDB Operator's flags.
+func DefaultCLIConfig() *CLIConfig {
+	return &CLIConfig{
+		Workers:                5,
+		ClusterScoped:          true,
+		ResyncDuration:         30 * time.Second,
+		AutoFailover:           true,
+		PDFailoverPeriod:       5 * time.Minute,
+		TiKVFailoverPeriod:     5 * time.Minute,
+		TiDBFailoverPeriod:     5 * time.Minute,
+		TiFlashFailoverPeriod:  5 * time.Minute,
+		PodHardRecoveryPeriod:  24 * time.Hour,
+		TiDBBackupManagerImage: "pingcap/tidb-backup-manager:latest",
+		TiDBDiscoveryImage:     "pingcap/tidb-operator:latest",
+	}
+}
+
+// Dependencies is everything a controller or manager may use, built once
+// per process. Constructors take only the fields they need from it.
+type Dependencies struct {
+	CLIConfig *CLIConfig
+	// KubeClient and Clientset write to the API server.
+	KubeClient kubernetes.Interface
+	Clientset  versioned.Interface
+	// KubeInformerFactory caches only objects labelled
+	// app.kubernetes.io/managed-by=tidb-operator, so memory does not grow
+	// with the rest of the cluster.
+	KubeInformerFactory kubeinformers.SharedInformerFactory
+	// InformerFactory caches pingcap.com objects (filtered by --selector).
+	InformerFactory externalversions.SharedInformerFactory
+	Recorder        record.EventRecorder
+	Clock           clock.PassiveClock
+	Metrics         *metrics.Metrics
+
+	TiDBClusterLister    listers.TidbClusterLister
+	BackupLister         listers.BackupLister
+	RestoreLister        listers.RestoreLister
+	BackupScheduleLister listers.BackupScheduleLister
+	StatefulSetLister    appslisters.StatefulSetLister
+	DeploymentLister     appslisters.DeploymentLister
+	ServiceLister        corelisters.ServiceLister
+	ConfigMapLister      corelisters.ConfigMapLister
+	PodLister            corelisters.PodLister
+	PVCLister            corelisters.PersistentVolumeClaimLister
+}
+
+// NewDependencies builds informer factories scoped as cfg says and the
+// listers every controller reads from. Nothing is started: call
+// StartInformers, then WaitForCacheSync.
+func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Interface,
+	recorder record.EventRecorder, m *metrics.Metrics) *Dependencies {
+	ns := metav1.NamespaceAll
+	if !cfg.ClusterScoped {
+		ns = cfg.Namespace
+	}
+	managed := labels.SelectorFromSet(labels.Set{label.ManagedByLabelKey: label.TiDBOperator}).String()
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, cfg.ResyncDuration,
+		kubeinformers.WithNamespace(ns),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managed }))
+	pcFactory := externalversions.NewSharedInformerFactoryWithOptions(pc, cfg.ResyncDuration,
+		externalversions.WithNamespace(ns),
+		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector }))
+	return newDependencies(cfg, kube, pc, kubeFactory, pcFactory, recorder, m)
+}
+
+func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Interface,
+	kubeFactory kubeinformers.SharedInformerFactory, pcFactory externalversions.SharedInformerFactory,
+	recorder record.EventRecorder, m *metrics.Metrics) *Dependencies {
+	pingcap := pcFactory.Pingcap().V1alpha1()
+	return &Dependencies{
+		CLIConfig:            cfg,
+		KubeClient:           kube,
+		Clientset:            pc,
+		KubeInformerFactory:  kubeFactory,
+		InformerFactory:      pcFactory,
+		Recorder:             recorder,
+		Clock:                clock.RealClock{},
+		Metrics:              m,
+		TiDBClusterLister:    pingcap.TidbClusters().Lister(),
+		BackupLister:         pingcap.Backups().Lister(),
+		RestoreLister:        pingcap.Restores().Lister(),
+		BackupScheduleLister: pingcap.BackupSchedules().Lister(),
+		StatefulSetLister:    kubeFactory.Apps().V1().StatefulSets().Lister(),
+		DeploymentLister:     kubeFactory.Apps().V1().Deployments().Lister(),
+		ServiceLister:        kubeFactory.Core().V1().Services().Lister(),
+		ConfigMapLister:      kubeFactory.Core().V1().ConfigMaps().Lister(),
+		PodLister:            kubeFactory.Core().V1().Pods().Lister(),
+		PVCLister:            kubeFactory.Core().V1().PersistentVolumeClaims().Lister(),
+	}
+}
+
+// StartInformers starts every informer registered so far; they stop when
+// stopCh closes.
+func (d *Dependencies) StartInformers(stopCh <-chan struct{}) {
+	d.KubeInformerFactory.Start(stopCh)
+	d.InformerFactory.Start(stopCh)
+}
+
+// WaitForCacheSync blocks until every started informer has synced, and
+// reports false when stopCh closed first.
+func (d *Dependencies) WaitForCacheSync(stopCh <-chan struct{}) bool {
+	for _, synced := range d.KubeInformerFactory.WaitForCacheSync(stopCh) {
+		if !synced {
+			return false
+		}
+	}
+	for _, synced := range d.InformerFactory.WaitForCacheSync(stopCh) {
+		if !synced {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,209 @@
+package tidbcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/metrics"
+)
+
+// Event reasons recorded on a TidbCluster.
+const (
+	ReasonFailedValidation = "FailedValidation"
+)
+
+// Component is one step of a cluster sync (discovery, PD, TiKV, TiDB …).
+// Components run in the order given; the first that returns an error ends
+// the sync. Sync may change tc.Status (the in-memory status written once
+// at the end) and nothing else of tc.
+type Component interface {
+	// Name labels metrics and logs, e.g. "pd".
+	Name() string
+	// Sync reconciles the component's objects for the defaulted, validated tc.
+	Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}
+
+// ControlInterface reconciles one TidbCluster.
+type ControlInterface interface {
+	// UpdateTidbCluster syncs tc (a copy the caller owns) and writes its
+	// status once. It returns a RequeueError while waiting, an IgnoreError
+	// for an invalid spec, and other errors to retry.
+	UpdateTidbCluster(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}
+
+type defaultControl struct {
+	components []Component
+	status     StatusUpdater
+	recorder   record.EventRecorder
+	metrics    *metrics.Metrics
+}
+
+// NewDefaultControl returns the control that defaults, validates, runs the
+// components in order and writes status through updater.
+func NewDefaultControl(components []Component, updater StatusUpdater, recorder record.EventRecorder,
+	m *metrics.Metrics) ControlInterface {
+	return &defaultControl{components: components, status: updater, recorder: recorder, metrics: m}
+}
+
+func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	logger := klog.FromContext(ctx).WithValues("tidbcluster", klog.KObj(tc))
+	ctx = klog.NewContext(ctx, logger)
+	live := tc.DeepCopy() // what the API server has; only its status is written
+	original := &live.Status
+	defaulting.SetTidbClusterDefaults(tc)
+	c.recordSpecReplicas(tc)
+
+	syncErr := c.validate(tc, original)
+	if syncErr == nil {
+		syncErr = c.runComponents(ctx, tc)
+	}
+	c.setConditions(tc, syncErr)
+	tc.Status.ObservedGeneration = tc.Generation
+
+	if _, err := c.status.UpdateStatus(ctx, live, &tc.Status); err != nil {
+		c.countError(tc, "cluster_status")
+		return errors.Join(syncErr, err)
+	}
+	c.countOutcome(tc, syncErr)
+	return syncErr
+}
+
+// validate records a Warning event when the spec turns invalid (or its
+// errors change) and returns an IgnoreError: retrying cannot fix a spec.
+func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus) error {
+	errs := validation.ValidateTidbCluster(tc)
+	if len(errs) == 0 {
+		return nil
+	}
+	err := errs.ToAggregate()
+	prev := meta.FindStatusCondition(original.Conditions, v1alpha1.TidbClusterDegraded)
+	if prev == nil || prev.Reason != ReasonInvalidSpec || prev.Message != err.Error() ||
+		prev.ObservedGeneration != tc.Generation {
+		c.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedValidation, "invalid spec: %v", err)
+	}
+	return controller.Ignore(&invalidSpecError{err: err})
+}
+
+func (c *defaultControl) runComponents(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	for _, comp := range c.components {
+		if err := comp.Sync(ctx, tc); err != nil {
+			if _, waiting := controller.AsRequeue(err); !waiting {
+				c.countError(tc, comp.Name())
+			}
+			return fmt.Errorf("%s: %w", comp.Name(), err)
+		}
+	}
+	return nil
+}
+
+// setConditions derives Ready from the observed status, Degraded from the
+// sync error, and Progressing from both.
+func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error) {
+	conds := &tc.Status.Conditions
+	gen := tc.Generation
+	var invalid *invalidSpecError
+	switch {
+	case errors.As(syncErr, &invalid):
+		setCondition(conds, metav1.Condition{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionFalse,
+			Reason: ReasonInvalidSpec, Message: "the spec is invalid; see the Degraded condition"}, gen)
+		setCondition(conds, metav1.Condition{Type: v1alpha1.TidbClusterDegraded, Status: metav1.ConditionTrue,
+			Reason: ReasonInvalidSpec, Message: invalid.Error()}, gen)
+		setCondition(conds, metav1.Condition{Type: v1alpha1.TidbClusterProgressing, Status: metav1.ConditionFalse,
+			Reason: ReasonInvalidSpec, Message: "nothing is applied until the spec is fixed"}, gen)
+		return
+	}
+	ready := readyCondition(tc)
+	setCondition(conds, ready, gen)
+	degraded := metav1.Condition{Type: v1alpha1.TidbClusterDegraded, Status: metav1.ConditionFalse,
+		Reason: ReasonAsExpected, Message: "the last sync met no error"}
+	progressing := metav1.Condition{Type: v1alpha1.TidbClusterProgressing, Status: metav1.ConditionFalse,
+		Reason: ReasonConverged, Message: "the cluster matches its spec"}
+	if re, waiting := controller.AsRequeue(syncErr); waiting {
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ReasonReconciling, re.Reason
+	} else if syncErr != nil {
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, ReasonSyncError, syncErr.Error()
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ReasonSyncError, syncErr.Error()
+	} else if ready.Status != metav1.ConditionTrue {
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ready.Reason, ready.Message
+	}
+	if tc.Spec.Paused {
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionFalse, ReasonPaused,
+			"spec.paused is set: status is observed but no object is written"
+	}
+	setCondition(conds, degraded, gen)
+	setCondition(conds, progressing, gen)
+}
+
+func (c *defaultControl) recordSpecReplicas(tc *v1alpha1.TidbCluster) {
+	if c.metrics == nil {
+		return
+	}
+	for comp, replicas := range specReplicas(tc) {
+		c.metrics.SetSpecReplicas(tc.Namespace, tc.Name, comp, replicas)
+	}
+}
+
+func (c *defaultControl) countError(tc *v1alpha1.TidbCluster, component string) {
+	if c.metrics != nil {
+		c.metrics.ClusterUpdateError(tc.Namespace, tc.Name, component)
+	}
+}
+
+func (c *defaultControl) countOutcome(tc *v1alpha1.TidbCluster, err error) {
+	if c.metrics == nil {
+		return
+	}
+	outcome := "done"
+	if _, waiting := controller.AsRequeue(err); waiting {
+		outcome = "wait"
+	} else if controller.IsIgnore(err) {
+		outcome = "invalid"
+	} else if err != nil {
+		outcome = "error"
+	}
+	c.metrics.ClusterSynced(tc.Namespace, tc.Name, outcome)
+}
+
+// specReplicas lists the desired replicas of every component the spec has.
+func specReplicas(tc *v1alpha1.TidbCluster) map[string]int32 {
+	out := map[string]int32{}
+	s := tc.Spec
+	if s.PD != nil {
+		out["pd"] = s.PD.Replicas
+	}
+	if s.TiKV != nil {
+		out["tikv"] = s.TiKV.Replicas
+	}
+	if s.TiDB != nil {
+		out["tidb"] = s.TiDB.Replicas
+	}
+	if s.TiFlash != nil {
+		out["tiflash"] = s.TiFlash.Replicas
+	}
+	if s.TiCDC != nil {
+		out["ticdc"] = s.TiCDC.Replicas
+	}
+	if s.Pump != nil {
+		out["pump"] = s.Pump.Replicas
+	}
+	if s.TiProxy != nil {
+		out["tiproxy"] = s.TiProxy.Replicas
+	}
+	return out
+}
+
+type invalidSpecError struct{ err error }
+
+func (e *invalidSpecError) Error() string { return e.err.Error() }
+func (e *invalidSpecError) Unwrap() error { return e.err }

@@ -1,0 +1,104 @@
+// Package tidbcluster is the TidbCluster controller: a thin workqueue shell
+// (this file) around the control that runs the component managers in order
+// and writes status once (control.go).
+package tidbcluster
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+)
+
+// ControllerName names the queue, the logs and the metric label.
+const ControllerName = "tidbcluster"
+
+// Controller syncs TidbClusters.
+type Controller struct {
+	deps    *controller.Dependencies
+	control ControlInterface
+	worker  *controller.Worker
+}
+
+// NewController registers event handlers on the TidbCluster informer and on
+// the informers of the kinds a cluster owns, and returns the controller.
+// components run in order on every sync. It fails only when an informer
+// refuses a handler.
+func NewController(deps *controller.Dependencies, components []Component) (*Controller, error) {
+	c := &Controller{
+		deps:    deps,
+		control: NewDefaultControl(components, NewStatusUpdater(deps.Clientset), deps.Recorder, deps.Metrics),
+	}
+	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
+
+	tcInformer := deps.InformerFactory.Pingcap().V1alpha1().TidbClusters().Informer()
+	if _, err := tcInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.worker.Enqueue,
+		UpdateFunc: func(_, newObj any) { c.worker.Enqueue(newObj) }, // resyncs refresh PD-derived status
+		DeleteFunc: c.onDelete,
+	}); err != nil {
+		return nil, fmt.Errorf("register TidbCluster handler: %w", err)
+	}
+	owned := controller.EnqueueOwnerHandler(c.worker, "TidbCluster", c.ownerUID)
+	children := []cache.SharedIndexInformer{
+		deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer(),
+		deps.KubeInformerFactory.Apps().V1().Deployments().Informer(),
+		deps.KubeInformerFactory.Core().V1().Services().Informer(),
+		deps.KubeInformerFactory.Core().V1().ConfigMaps().Informer(),
+	}
+	for _, inf := range children {
+		if _, err := inf.AddEventHandler(owned); err != nil {
+			return nil, fmt.Errorf("register child handler: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// Run processes keys with workers goroutines until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) { c.worker.Run(ctx, workers) }
+
+// Worker exposes the queue worker (for tests).
+func (c *Controller) Worker() *controller.Worker { return c.worker }
+
+func (c *Controller) ownerUID(namespace, name string) (types.UID, error) {
+	tc, err := c.deps.TiDBClusterLister.TidbClusters(namespace).Get(name)
+	if err != nil {
+		return "", err
+	}
+	return tc.UID, nil
+}
+
+func (c *Controller) onDelete(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if tc, ok := obj.(*v1alpha1.TidbCluster); ok && c.deps.Metrics != nil {
+		c.deps.Metrics.ForgetCluster(tc.Namespace, tc.Name)
+	}
+	c.worker.Enqueue(obj)
+}
+
+// sync reads the cluster from the cache and hands a copy to the control.
+// A cluster that is gone needs nothing: its children are garbage-collected
+// through their owner references.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return controller.Ignore(err)
+	}
+	tc, err := c.deps.TiDBClusterLister.TidbClusters(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		klog.FromContext(ctx).V(2).Info("TidbCluster is gone")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get TidbCluster %s: %w", key, err)
+	}
+	return c.control.UpdateTidbCluster(ctx, tc.DeepCopy())
+}

@@ -1,0 +1,49 @@
+// Package operator holds helpers shared by the integration tests that run
+// the operator against the local control plane: installing the CRDs and
+// running the controller-manager in-process.
+package operator
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubetidb/tidb-operator/tests/framework"
+)
+
+var crdOnce sync.Once
+
+// InstallCRDs applies manifests/crd.yaml with plain client-side
+// `kubectl apply` (as users do) once per test binary and waits until every
+// CRD is Established. It fails the test on any error.
+func InstallCRDs(t testing.TB) {
+	t.Helper()
+	crdOnce.Do(func() {
+		framework.Kubectl(t, "apply", "-f", filepath.Join(framework.RepoRoot(), "manifests", "crd.yaml"))
+		framework.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
+			"crd/tidbclusters.pingcap.com", "crd/backups.pingcap.com",
+			"crd/restores.pingcap.com", "crd/backupschedules.pingcap.com")
+	})
+}
+
+// FreeAddr returns a 127.0.0.1 address with a port free at the time of the call.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer ln.Close()
+	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// Context returns a context cancelled at test cleanup or after timeout.
+func Context(t testing.TB, timeout time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
