@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
@@ -97,6 +98,9 @@ type Dependencies struct {
 	ConfigMapLister      corelisters.ConfigMapLister
 	PodLister            corelisters.PodLister
 	PVCLister            corelisters.PersistentVolumeClaimLister
+	ServiceAccountLister corelisters.ServiceAccountLister
+	RoleLister           rbaclisters.RoleLister
+	RoleBindingLister    rbaclisters.RoleBindingLister
 }
 
 // NewDependencies builds informer factories scoped as cfg says and the
@@ -141,6 +145,9 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		ConfigMapLister:      kubeFactory.Core().V1().ConfigMaps().Lister(),
 		PodLister:            kubeFactory.Core().V1().Pods().Lister(),
 		PVCLister:            kubeFactory.Core().V1().PersistentVolumeClaims().Lister(),
+		ServiceAccountLister: kubeFactory.Core().V1().ServiceAccounts().Lister(),
+		RoleLister:           kubeFactory.Rbac().V1().Roles().Lister(),
+		RoleBindingLister:    kubeFactory.Rbac().V1().RoleBindings().Lister(),
 	}
 }
 

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +18,11 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/observe"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
 type recorderT = record.EventRecorder
@@ -51,9 +59,40 @@ func newControllers(deps *controller.Dependencies) ([]runner, error) {
 	return []runner{tc, bk, rt, bks}, nil
 }
 
-// tidbClusterComponents lists the component managers in sync order.
-func tidbClusterComponents(_ *controller.Dependencies) []tidbcluster.Component {
-	return nil
+// tidbClusterComponents lists the component managers in sync order:
+// discovery, then PD, TiKV and TiDB, because each waits on the one before.
+func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Component {
+	applier := &apply.Applier{
+		Kube:                 deps.KubeClient,
+		Recorder:             deps.Recorder,
+		ServiceLister:        deps.ServiceLister,
+		ConfigMapLister:      deps.ConfigMapLister,
+		StatefulSetLister:    deps.StatefulSetLister,
+		DeploymentLister:     deps.DeploymentLister,
+		ServiceAccountLister: deps.ServiceAccountLister,
+		RoleLister:           deps.RoleLister,
+		RoleBindingLister:    deps.RoleBindingLister,
+	}
+	pdControl := pdapi.NewControl(secretTLS(deps), 0)
+	return []tidbcluster.Component{
+		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
+		component.NewManager(pd.New(pdControl, deps.Clock), nil, applier, deps),
+	}
+}
+
+// secretTLS loads a cluster's client certificate from its Secret. The
+// Secret is read from the API (it is the user's, not labelled for the
+// operator's caches) only when a client is built, which the PD control caches.
+func secretTLS(deps *controller.Dependencies) pdapi.TLSConfigFunc {
+	return func(namespace, tcName string) (*tls.Config, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := deps.KubeClient.CoreV1().Secrets(namespace).Get(ctx, pdapi.ClusterClientTLSSecretName(tcName), metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return pdapi.TLSConfigFromSecretData(s.Data)
+	}
 }
 
 // newRecorder returns an event recorder that knows the pingcap.com kinds and

@@ -1,0 +1,177 @@
+// Package apply creates or updates the objects a TidbCluster owns without
+// churn: each desired object carries a hash of exactly the fields the
+// operator sets (AnnAppliedHash); an object whose recorded hash matches the
+// desired one is not written, so a converged cluster's sync makes no API
+// write. Updates copy only owned fields onto the live object, keeping
+// foreign labels and annotations, Service ClusterIPs and NodePorts, and never
+// sending immutable fields. Every write records a Successful<Verb> or
+// Failed<Verb> event on the owning TidbCluster.
+package apply
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// AnnAppliedHash records the hash of the fields the operator last applied.
+const AnnAppliedHash = "tidb.kubetidb.io/applied-hash"
+
+// object is what apply works on.
+type object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// ops are the per-kind parts of applying.
+type ops[T object] struct {
+	kind string
+	// get reads the live object from a cache; NotFound when absent.
+	get func(namespace, name string) (T, error)
+	// create and update write through the API.
+	create func(ctx context.Context, obj T) (T, error)
+	update func(ctx context.Context, obj T) (T, error)
+	// owned returns the fields the operator sets on desired, for hashing.
+	owned func(desired T) any
+	// merge copies the owned fields of desired onto live (a copy) and returns it.
+	merge func(live, desired T) T
+	// drifted reports live values that differ from desired although the hash
+	// matches (fields others may change, such as replicas); may be nil.
+	drifted func(live, desired T) bool
+}
+
+// Hash returns the hex sha256 of v's JSON, shortened to 16 characters.
+func Hash(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("hash: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16], nil
+}
+
+// ownedMeta is the metadata the operator sets on every object.
+type ownedMeta struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+func metaOf(o metav1.Object) ownedMeta {
+	return ownedMeta{Labels: o.GetLabels(), Annotations: o.GetAnnotations()}
+}
+
+// apply creates desired when it is missing, updates the live object when the
+// recorded hash differs (or values drifted), and otherwise writes nothing.
+// It returns the live (or written) object. It refuses to take over an object
+// controlled by something other than owner.
+func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alpha1.TidbCluster, desired T, o ops[T]) (T, error) {
+	var zero T
+	hash, err := Hash(o.owned(desired))
+	if err != nil {
+		return zero, err
+	}
+	setOwner(desired, owner)
+	annotate(desired, AnnAppliedHash, hash)
+	live, err := o.get(desired.GetNamespace(), desired.GetName())
+	if apierrors.IsNotFound(err) {
+		created, err := o.create(ctx, desired)
+		recordEvent(rec, owner, "Create", o.kind, desired.GetName(), err)
+		if err != nil {
+			return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
+		}
+		return created, nil
+	}
+	if err != nil {
+		return zero, fmt.Errorf("get %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
+	}
+	if ref := metav1.GetControllerOf(live); ref != nil && ref.UID != owner.UID {
+		return zero, fmt.Errorf("%s %s/%s is controlled by %s %s, not by TidbCluster %s",
+			o.kind, live.GetNamespace(), live.GetName(), ref.Kind, ref.Name, owner.Name)
+	}
+	adopted := metav1.GetControllerOf(live) != nil
+	if adopted && live.GetAnnotations()[AnnAppliedHash] == hash && (o.drifted == nil || !o.drifted(live, desired)) {
+		return live, nil
+	}
+	merged := o.merge(live.DeepCopyObject().(T), desired)
+	mergeMeta(merged, desired)
+	setOwner(merged, owner)
+	updated, err := o.update(ctx, merged)
+	recordEvent(rec, owner, "Update", o.kind, desired.GetName(), err)
+	if err != nil {
+		return zero, fmt.Errorf("update %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
+	}
+	klog.FromContext(ctx).V(2).Info("updated", "kind", o.kind, "name", desired.GetName(), "hash", hash)
+	return updated, nil
+}
+
+// setOwner makes owner the controller of obj, replacing no other controller.
+func setOwner(obj metav1.Object, owner *v1alpha1.TidbCluster) {
+	if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID == owner.UID {
+		return
+	}
+	refs := obj.GetOwnerReferences()
+	refs = append(refs, *metav1.NewControllerRef(owner, v1alpha1.SchemeGroupVersion.WithKind("TidbCluster")))
+	obj.SetOwnerReferences(refs)
+}
+
+func annotate(obj metav1.Object, key, value string) {
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[key] = value
+	obj.SetAnnotations(ann)
+}
+
+// mergeMeta puts desired's labels and annotations over live's, keeping
+// labels and annotations others set.
+func mergeMeta(live, desired metav1.Object) {
+	live.SetLabels(mergeMaps(live.GetLabels(), desired.GetLabels()))
+	live.SetAnnotations(mergeMaps(live.GetAnnotations(), desired.GetAnnotations()))
+}
+
+func mergeMaps(base, over map[string]string) map[string]string {
+	if len(base) == 0 && len(over) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// Event reasons are Successful<Verb> and Failed<Verb>, as the TiDB Operator records.
+func recordEvent(rec record.EventRecorder, owner *v1alpha1.TidbCluster, verb, kind, name string, err error) {
+	if rec == nil {
+		return
+	}
+	if err != nil {
+		rec.Eventf(owner, corev1.EventTypeWarning, "Failed"+verb, "%s %s %s in TidbCluster %s failed: %v",
+			lower(verb), kind, name, owner.Name, err)
+		return
+	}
+	rec.Eventf(owner, corev1.EventTypeNormal, "Successful"+verb, "%s %s %s in TidbCluster %s successful",
+		lower(verb), kind, name, owner.Name)
+}
+
+func lower(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
+}

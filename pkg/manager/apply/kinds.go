@@ -1,0 +1,246 @@
+package apply
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// Applier applies each kind a TidbCluster owns. Reads come from the
+// informer caches only, so a converged sync reads nothing from the API.
+type Applier struct {
+	Kube                 kubernetes.Interface
+	Recorder             record.EventRecorder
+	ServiceLister        corelisters.ServiceLister
+	ConfigMapLister      corelisters.ConfigMapLister
+	StatefulSetLister    appslisters.StatefulSetLister
+	DeploymentLister     appslisters.DeploymentLister
+	ServiceAccountLister corelisters.ServiceAccountLister
+	RoleLister           rbaclisters.RoleLister
+	RoleBindingLister    rbaclisters.RoleBindingLister
+}
+
+// Service creates or updates desired. It keeps the live ClusterIP(s) and the
+// NodePorts the API server allocated for ports that do not ask for one.
+func (a *Applier) Service(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.Service) (*corev1.Service, error) {
+	c := a.Kube.CoreV1().Services(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*corev1.Service]{
+		kind: "Service",
+		get:  func(ns, name string) (*corev1.Service, error) { return a.ServiceLister.Services(ns).Get(name) },
+		create: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *corev1.Service) any {
+			return struct {
+				M ownedMeta
+				S corev1.ServiceSpec
+			}{metaOf(d), d.Spec}
+		},
+		merge: mergeService,
+	})
+}
+
+func mergeService(live, desired *corev1.Service) *corev1.Service {
+	spec := desired.Spec.DeepCopy()
+	if spec.ClusterIP != corev1.ClusterIPNone {
+		spec.ClusterIP, spec.ClusterIPs = live.Spec.ClusterIP, live.Spec.ClusterIPs
+	}
+	spec.IPFamilies, spec.IPFamilyPolicy = live.Spec.IPFamilies, live.Spec.IPFamilyPolicy
+	for i := range spec.Ports {
+		if spec.Ports[i].NodePort != 0 {
+			continue
+		}
+		for _, lp := range live.Spec.Ports {
+			if lp.Name == spec.Ports[i].Name && lp.Port == spec.Ports[i].Port {
+				spec.Ports[i].NodePort = lp.NodePort
+			}
+		}
+	}
+	if spec.Type == corev1.ServiceTypeClusterIP {
+		for i := range spec.Ports {
+			spec.Ports[i].NodePort = 0
+		}
+	}
+	if spec.HealthCheckNodePort == 0 {
+		spec.HealthCheckNodePort = live.Spec.HealthCheckNodePort
+	}
+	live.Spec = *spec
+	return live
+}
+
+// ConfigMap creates or updates desired; its data is wholly owned.
+func (a *Applier) ConfigMap(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	c := a.Kube.CoreV1().ConfigMaps(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*corev1.ConfigMap]{
+		kind: "ConfigMap",
+		get:  func(ns, name string) (*corev1.ConfigMap, error) { return a.ConfigMapLister.ConfigMaps(ns).Get(name) },
+		create: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *corev1.ConfigMap) any {
+			return struct {
+				M ownedMeta
+				D map[string]string
+			}{metaOf(d), d.Data}
+		},
+		merge: func(live, d *corev1.ConfigMap) *corev1.ConfigMap { live.Data = d.Data; return live },
+	})
+}
+
+// StatefulSet creates or updates desired. Updates send replicas, update
+// strategy and pod template only: selector, service name, pod management
+// policy and volume claim templates are immutable and kept as they are.
+// Replicas and partition changed by someone else are put back.
+func (a *Applier) StatefulSet(ctx context.Context, owner *v1alpha1.TidbCluster, desired *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
+	c := a.Kube.AppsV1().StatefulSets(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*appsv1.StatefulSet]{
+		kind: "StatefulSet",
+		get: func(ns, name string) (*appsv1.StatefulSet, error) {
+			return a.StatefulSetLister.StatefulSets(ns).Get(name)
+		},
+		create: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *appsv1.StatefulSet) any {
+			return struct {
+				M        ownedMeta
+				Replicas *int32
+				Strategy appsv1.StatefulSetUpdateStrategy
+				Template corev1.PodTemplateSpec
+			}{metaOf(d), d.Spec.Replicas, d.Spec.UpdateStrategy, d.Spec.Template}
+		},
+		merge: func(live, d *appsv1.StatefulSet) *appsv1.StatefulSet {
+			live.Spec.Replicas = d.Spec.Replicas
+			live.Spec.UpdateStrategy = d.Spec.UpdateStrategy
+			live.Spec.Template = d.Spec.Template
+			return live
+		},
+		drifted: func(live, d *appsv1.StatefulSet) bool {
+			return !equality.Semantic.DeepEqual(live.Spec.Replicas, d.Spec.Replicas) ||
+				!equality.Semantic.DeepEqual(partition(live), partition(d))
+		},
+	})
+}
+
+func partition(s *appsv1.StatefulSet) *int32 {
+	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		return ru.Partition
+	}
+	return nil
+}
+
+// Deployment creates or updates desired (the discovery Deployment).
+func (a *Applier) Deployment(ctx context.Context, owner *v1alpha1.TidbCluster, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+	c := a.Kube.AppsV1().Deployments(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*appsv1.Deployment]{
+		kind: "Deployment",
+		get:  func(ns, name string) (*appsv1.Deployment, error) { return a.DeploymentLister.Deployments(ns).Get(name) },
+		create: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *appsv1.Deployment) any {
+			return struct {
+				M        ownedMeta
+				Replicas *int32
+				Strategy appsv1.DeploymentStrategy
+				Template corev1.PodTemplateSpec
+			}{metaOf(d), d.Spec.Replicas, d.Spec.Strategy, d.Spec.Template}
+		},
+		merge: func(live, d *appsv1.Deployment) *appsv1.Deployment {
+			live.Spec.Replicas, live.Spec.Strategy, live.Spec.Template = d.Spec.Replicas, d.Spec.Strategy, d.Spec.Template
+			return live
+		},
+		drifted: func(live, d *appsv1.Deployment) bool {
+			return !equality.Semantic.DeepEqual(live.Spec.Replicas, d.Spec.Replicas)
+		},
+	})
+}
+
+// ServiceAccount creates desired when missing; labels are kept up to date.
+func (a *Applier) ServiceAccount(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
+	c := a.Kube.CoreV1().ServiceAccounts(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*corev1.ServiceAccount]{
+		kind: "ServiceAccount",
+		get: func(ns, name string) (*corev1.ServiceAccount, error) {
+			return a.ServiceAccountLister.ServiceAccounts(ns).Get(name)
+		},
+		create: func(ctx context.Context, o *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *corev1.ServiceAccount) any { return metaOf(d) },
+		merge: func(live, _ *corev1.ServiceAccount) *corev1.ServiceAccount { return live },
+	})
+}
+
+// Role creates or updates desired's rules.
+func (a *Applier) Role(ctx context.Context, owner *v1alpha1.TidbCluster, desired *rbacv1.Role) (*rbacv1.Role, error) {
+	c := a.Kube.RbacV1().Roles(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*rbacv1.Role]{
+		kind: "Role",
+		get:  func(ns, name string) (*rbacv1.Role, error) { return a.RoleLister.Roles(ns).Get(name) },
+		create: func(ctx context.Context, o *rbacv1.Role) (*rbacv1.Role, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *rbacv1.Role) (*rbacv1.Role, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *rbacv1.Role) any {
+			return struct {
+				M ownedMeta
+				R []rbacv1.PolicyRule
+			}{metaOf(d), d.Rules}
+		},
+		merge: func(live, d *rbacv1.Role) *rbacv1.Role { live.Rules = d.Rules; return live },
+	})
+}
+
+// RoleBinding creates or updates desired's subjects (its roleRef is immutable).
+func (a *Applier) RoleBinding(ctx context.Context, owner *v1alpha1.TidbCluster, desired *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
+	c := a.Kube.RbacV1().RoleBindings(desired.Namespace)
+	return apply(ctx, a.Recorder, owner, desired, ops[*rbacv1.RoleBinding]{
+		kind: "RoleBinding",
+		get: func(ns, name string) (*rbacv1.RoleBinding, error) {
+			return a.RoleBindingLister.RoleBindings(ns).Get(name)
+		},
+		create: func(ctx context.Context, o *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
+			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		update: func(ctx context.Context, o *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
+			return c.Update(ctx, o, metav1.UpdateOptions{})
+		},
+		owned: func(d *rbacv1.RoleBinding) any {
+			return struct {
+				M ownedMeta
+				S []rbacv1.Subject
+				R rbacv1.RoleRef
+			}{metaOf(d), d.Subjects, d.RoleRef}
+		},
+		merge: func(live, d *rbacv1.RoleBinding) *rbacv1.RoleBinding { live.Subjects = d.Subjects; return live },
+	})
+}

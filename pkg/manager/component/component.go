@@ -1,0 +1,63 @@
+// Package component is the one sync skeleton every StatefulSet-backed
+// component (PD, TiKV, TiDB …) runs: an ordered list of small named steps —
+// observe status → pause guard → dependency gate → Services → ConfigMap →
+// build StatefulSet → create (then wait) → scale → failover → upgrade →
+// apply. Components supply only pure builders, a dependency gate, status
+// observation and lifecycle hooks; the skeleton owns every write.
+package component
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// Component is what a member manager supplies to the skeleton. Builders are
+// pure: they read only tc (already defaulted and validated) and their
+// arguments, never a lister, client or clock.
+type Component interface {
+	// Name is the component's label value and name suffix, e.g. "pd".
+	Name() string
+	// Enabled reports whether tc has this component (spec.<component> set).
+	Enabled(tc *v1alpha1.TidbCluster) bool
+	// Replicas is the desired number of pods.
+	Replicas(tc *v1alpha1.TidbCluster) int32
+	// Status returns the component's status inside tc.Status, for the
+	// skeleton to fill StatefulSet status, image and phase.
+	Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus
+	// Gate returns "" when the components this one depends on are available,
+	// else why it must wait (e.g. "waiting for PD quorum: 1 of 3 healthy").
+	Gate(tc *v1alpha1.TidbCluster) string
+	// Services returns the component's Services.
+	Services(tc *v1alpha1.TidbCluster) []*corev1.Service
+	// ConfigData returns the ConfigMap data (config file and start script),
+	// or nil when the component has no ConfigMap.
+	ConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error)
+	// StatefulSet builds the desired StatefulSet mounting the ConfigMap
+	// named configMap ("" when there is none). Replicas and partition are
+	// set by the skeleton.
+	StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.StatefulSet, error)
+	// Observe fills the component-specific status (PD members, TiKV stores,
+	// TiDB health) from the component's own API. A component that cannot be
+	// reached records that in status and returns nil; an error is logged and
+	// does not stop the sync.
+	Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error
+}
+
+// Hooks are the lifecycle slots a component may fill; the skeleton calls
+// them before it changes replicas or rolls a pod. A hook returns nil when
+// the action may proceed, a controller.RequeueError to wait, or an error.
+type Hooks interface {
+	// PreScaleIn prepares removing the pod with ordinal (delete the PD member,
+	// take the TiKV store offline) and returns nil once it may be deleted.
+	PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+	// PreUpgradePod prepares restarting the pod with ordinal (transfer the PD
+	// leader, evict TiKV leaders) and returns nil once it may restart.
+	PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+	// UpgradedPodHealthy reports whether an updated pod is healthy in the
+	// component's own terms (a healthy PD member, an Up store).
+	UpgradedPodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
+}

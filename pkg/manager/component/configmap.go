@@ -1,0 +1,143 @@
+package component
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+)
+
+// ConfigFileKey is the ConfigMap key holding a component's TOML config; it
+// is compared semantically, every other key byte for byte.
+const ConfigFileKey = "config-file"
+
+// ConfigVolumeName is the pod volume that mounts the component's ConfigMap.
+const ConfigVolumeName = "config"
+
+// syncConfigMap writes the component's ConfigMap and picks its name.
+// InPlace keeps the ConfigMap the pods already mount (updated in place, no
+// restart). RollingUpdate names it by a hash of its data, so a change gives
+// a new name and rolls the pods — except when the data is semantically equal
+// to what the pods already mount, so that reformatting TOML or switching the
+// strategy restarts nothing.
+func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
+	tc := st.tc
+	data, err := m.comp.ConfigData(tc)
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		st.configMap = ""
+		return nil
+	}
+	inUse := configMapInUse(st.live)
+	name := names.Member(tc.Name, m.comp.Name())
+	strategy := defaulting.NewComponentAccessor(tc, defaulting.Component(m.comp.Name())).ConfigUpdateStrategy()
+	switch {
+	case inUse != "" && m.sameAsInUse(tc.Namespace, inUse, data):
+		name = inUse
+	case strategy == v1alpha1.ConfigUpdateStrategyRollingUpdate:
+		name = names.ConfigMapWithHash(tc.Name, m.comp.Name(), dataHash(data))
+	case inUse != "":
+		name = inUse
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.Namespace, Labels: Labels(tc, m.comp.Name())},
+		Data:       data,
+	}
+	if _, err := m.applier.ConfigMap(ctx, tc, cm); err != nil {
+		return err
+	}
+	st.configMap = name
+	return nil
+}
+
+// sameAsInUse reports whether the mounted ConfigMap holds the same config.
+func (m *Manager) sameAsInUse(namespace, name string, data map[string]string) bool {
+	cm, err := m.cms.ConfigMaps(namespace).Get(name)
+	if err != nil {
+		return false
+	}
+	return EqualConfigData(cm.Data, data)
+}
+
+// EqualConfigData compares ConfigMap data: the TOML config file by meaning
+// (key order, spacing and quoting aside), every other key byte for byte.
+func EqualConfigData(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok {
+			return false
+		}
+		if k == ConfigFileKey && strings.TrimSpace(va) != strings.TrimSpace(vb) {
+			if !equalTOML(va, vb) {
+				return false
+			}
+			continue
+		}
+		if k != ConfigFileKey && va != vb {
+			return false
+		}
+	}
+	return true
+}
+
+func equalTOML(a, b string) bool {
+	var ma, mb map[string]any
+	if toml.Unmarshal([]byte(a), &ma) != nil || toml.Unmarshal([]byte(b), &mb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(ma, mb)
+}
+
+// dataHash is the first 7 hex digits of the sha256 of the data's JSON.
+func dataHash(data map[string]string) string {
+	b, _ := json.Marshal(data) // a map of strings always marshals
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:7]
+}
+
+// configMapInUse returns the ConfigMap the live pod template mounts as its
+// config volume, or "".
+func configMapInUse(live *appsv1.StatefulSet) string {
+	if live == nil {
+		return ""
+	}
+	for _, v := range live.Spec.Template.Spec.Volumes {
+		if v.Name == ConfigVolumeName && v.ConfigMap != nil {
+			return v.ConfigMap.Name
+		}
+	}
+	return ""
+}
+
+// Labels returns the labels of a component's objects: name, managed-by,
+// instance and component. The instance is the cluster's own
+// app.kubernetes.io/instance label when it has one (Helm compatibility),
+// else its name.
+func Labels(tc *v1alpha1.TidbCluster, component string) map[string]string {
+	return label.ForCluster(Instance(tc)).Component(component).Labels()
+}
+
+// Instance returns the value of app.kubernetes.io/instance for tc's objects.
+func Instance(tc *v1alpha1.TidbCluster) string {
+	if v := tc.Labels[label.InstanceLabelKey]; v != "" {
+		return v
+	}
+	return tc.Name
+}

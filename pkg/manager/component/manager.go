@@ -1,0 +1,228 @@
+package component
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+)
+
+// Manager runs the skeleton for one component. It implements the
+// TidbCluster control's Component interface (Name and Sync).
+type Manager struct {
+	comp    Component
+	hooks   Hooks
+	applier *apply.Applier
+	sts     appslisters.StatefulSetLister
+	pods    corelisters.PodLister
+	cms     corelisters.ConfigMapLister
+}
+
+// NewManager returns the skeleton for comp. hooks may be nil: scale-in of
+// the component is then refused and upgrades need no preparation.
+func NewManager(comp Component, hooks Hooks, applier *apply.Applier, deps *controller.Dependencies) *Manager {
+	return &Manager{comp: comp, hooks: hooks, applier: applier,
+		sts: deps.StatefulSetLister, pods: deps.PodLister, cms: deps.ConfigMapLister}
+}
+
+// Name is the component's name.
+func (m *Manager) Name() string { return m.comp.Name() }
+
+// syncState carries what one sync learned from step to step.
+type syncState struct {
+	tc        *v1alpha1.TidbCluster
+	live      *appsv1.StatefulSet // nil until created
+	configMap string
+	desired   *appsv1.StatefulSet
+	scaled    bool
+}
+
+// errStop ends a component's sync early without an error (paused cluster).
+var errStop = errors.New("stop")
+
+type step struct {
+	name string
+	run  func(ctx context.Context, st *syncState) error
+}
+
+func (m *Manager) steps() []step {
+	return []step{
+		{"observe", m.observe},
+		{"pause", m.pauseGuard},
+		{"dependencies", m.gate},
+		{"services", m.syncServices},
+		{"configmap", m.syncConfigMap},
+		{"build", m.build},
+		{"create", m.createIfMissing},
+		{"scale", m.scale},
+		{"failover", m.failover},
+		{"upgrade", m.upgrade},
+		{"apply", m.apply},
+	}
+}
+
+// Sync runs the steps in order for tc. A step that waits returns a
+// controller.RequeueError naming the step and the reason, which ends the
+// cluster's sync and lands in the Progressing condition.
+func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	if !m.comp.Enabled(tc) {
+		return nil
+	}
+	logger := klog.FromContext(ctx).WithValues("component", m.comp.Name())
+	ctx = klog.NewContext(ctx, logger)
+	st := &syncState{tc: tc}
+	for _, s := range m.steps() {
+		err := s.run(ctx, st)
+		if errors.Is(err, errStop) {
+			logger.V(4).Info("sync stopped", "step", s.name)
+			return nil
+		}
+		if re, waiting := controller.AsRequeue(err); waiting {
+			logger.V(2).Info("waiting", "step", s.name, "reason", re.Reason)
+			return &controller.RequeueError{Reason: fmt.Sprintf("%s %s: %s", m.comp.Name(), s.name, re.Reason), After: re.After}
+		}
+		if err != nil {
+			return fmt.Errorf("%s step: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+func (m *Manager) stsName(tc *v1alpha1.TidbCluster) string {
+	return names.Member(tc.Name, m.comp.Name())
+}
+
+// observe records the StatefulSet's status and image and asks the component
+// to observe its members; it runs even for a paused cluster.
+func (m *Manager) observe(ctx context.Context, st *syncState) error {
+	tc := st.tc
+	live, err := m.sts.StatefulSets(tc.Namespace).Get(m.stsName(tc))
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return fmt.Errorf("get StatefulSet %s: %w", m.stsName(tc), err)
+	}
+	st.live = live
+	status := m.comp.Status(tc)
+	status.StatefulSet, status.Image = nil, ""
+	if live != nil {
+		status.StatefulSet = live.Status.DeepCopy()
+		status.Image = mainImage(live, m.comp.Name())
+	}
+	if err := m.comp.Observe(ctx, tc, live); err != nil {
+		klog.FromContext(ctx).Info("could not observe members", "err", err)
+	}
+	status.Phase = phase(m.comp.Replicas(tc), live)
+	return nil
+}
+
+func (m *Manager) pauseGuard(_ context.Context, st *syncState) error {
+	if st.tc.Spec.Paused {
+		return errStop
+	}
+	return nil
+}
+
+func (m *Manager) gate(_ context.Context, st *syncState) error {
+	if reason := m.comp.Gate(st.tc); reason != "" {
+		return controller.Requeue("%s", reason)
+	}
+	return nil
+}
+
+func (m *Manager) syncServices(ctx context.Context, st *syncState) error {
+	for _, svc := range m.comp.Services(st.tc) {
+		if _, err := m.applier.Service(ctx, st.tc, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Manager) build(_ context.Context, st *syncState) error {
+	desired, err := m.comp.StatefulSet(st.tc, st.configMap)
+	if err != nil {
+		return fmt.Errorf("build StatefulSet: %w", err)
+	}
+	replicas := m.comp.Replicas(st.tc)
+	if st.live != nil && st.live.Spec.Replicas != nil {
+		replicas = *st.live.Spec.Replicas // the scale step decides changes
+	}
+	setReplicas(desired, replicas)
+	st.desired = desired
+	return nil
+}
+
+// createIfMissing creates the StatefulSet on the first sync and waits for
+// its pods, because every later step needs them.
+func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
+	if st.live != nil {
+		return nil
+	}
+	setReplicas(st.desired, m.comp.Replicas(st.tc))
+	if _, err := m.applier.StatefulSet(ctx, st.tc, st.desired); err != nil {
+		return err
+	}
+	return controller.Requeue("created StatefulSet %s; waiting for its pods", st.desired.Name)
+}
+
+func (m *Manager) apply(ctx context.Context, st *syncState) error {
+	_, err := m.applier.StatefulSet(ctx, st.tc, st.desired)
+	return err
+}
+
+// setReplicas sets replicas and a RollingUpdate partition equal to them, so
+// that applying a new template restarts no pod until the upgrade step
+// lowers the partition.
+func setReplicas(sts *appsv1.StatefulSet, replicas int32) {
+	sts.Spec.Replicas = &replicas
+	if sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return
+	}
+	p := replicas
+	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{
+		Type:          appsv1.RollingUpdateStatefulSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: &p},
+	}
+}
+
+// phase is Scale when the StatefulSet's replicas differ from the desired
+// ones, Upgrade while revisions differ, else Normal.
+func phase(desired int32, live *appsv1.StatefulSet) v1alpha1.MemberPhase {
+	if live == nil {
+		return v1alpha1.NormalPhase
+	}
+	if live.Spec.Replicas != nil && *live.Spec.Replicas != desired {
+		return v1alpha1.ScalePhase
+	}
+	if upgrading(live) {
+		return v1alpha1.UpgradePhase
+	}
+	return v1alpha1.NormalPhase
+}
+
+func upgrading(live *appsv1.StatefulSet) bool {
+	s := live.Status
+	return s.CurrentRevision != s.UpdateRevision ||
+		(live.Generation > s.ObservedGeneration && live.Spec.Replicas != nil && *live.Spec.Replicas == s.Replicas)
+}
+
+func mainImage(sts *appsv1.StatefulSet, container string) string {
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		if c.Name == container {
+			return c.Image
+		}
+	}
+	return ""
+}

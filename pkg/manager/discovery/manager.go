@@ -1,0 +1,50 @@
+// Package discovery is the member manager of the per-cluster discovery
+// service that PD's start script asks whether to bootstrap or join. It
+// applies a ServiceAccount, Role, RoleBinding, Service and Deployment, all
+// named <tc>-discovery; the discovery process itself is cmd/discovery.
+package discovery
+
+import (
+	"context"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+)
+
+// Manager applies the discovery objects of a cluster.
+type Manager struct {
+	applier *apply.Applier
+	image   string
+}
+
+// NewManager returns a manager that runs discovery pods with image.
+func NewManager(applier *apply.Applier, image string) *Manager {
+	return &Manager{applier: applier, image: image}
+}
+
+// Name is "discovery".
+func (m *Manager) Name() string { return names.Discovery }
+
+// Sync applies the discovery objects when the cluster has a PD of its own
+// (or spans Kubernetes clusters), unless the cluster is paused. The RBAC
+// objects come first, so the Deployment's pod can read the cluster.
+func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	if (tc.Spec.PD == nil && !tc.Spec.AcrossK8s) || tc.Spec.Paused {
+		return nil
+	}
+	if _, err := m.applier.ServiceAccount(ctx, tc, newServiceAccount(tc)); err != nil {
+		return err
+	}
+	if _, err := m.applier.Role(ctx, tc, newRole(tc)); err != nil {
+		return err
+	}
+	if _, err := m.applier.RoleBinding(ctx, tc, newRoleBinding(tc)); err != nil {
+		return err
+	}
+	if _, err := m.applier.Service(ctx, tc, newService(tc)); err != nil {
+		return err
+	}
+	_, err := m.applier.Deployment(ctx, tc, newDeployment(tc, m.image))
+	return err
+}

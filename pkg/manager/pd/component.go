@@ -1,0 +1,71 @@
+// Package pd is the PD member manager: pure builders for PD's Services,
+// ConfigMap and StatefulSet, the observation of PD's members, and (in the
+// lifecycle work) its hooks. The component skeleton does every write.
+package pd
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+)
+
+// Component is PD as the skeleton sees it.
+type Component struct {
+	pd    pdapi.Control
+	clock clock.PassiveClock
+}
+
+// New returns the PD component, reaching PD through pd and stamping
+// transitions with clk.
+func New(pd pdapi.Control, clk clock.PassiveClock) *Component {
+	return &Component{pd: pd, clock: clk}
+}
+
+var _ component.Component = (*Component)(nil)
+
+// Name is "pd".
+func (c *Component) Name() string { return names.PD }
+
+// Enabled reports whether spec.pd is set.
+func (c *Component) Enabled(tc *v1alpha1.TidbCluster) bool { return tc.Spec.PD != nil }
+
+// Replicas is spec.pd.replicas.
+func (c *Component) Replicas(tc *v1alpha1.TidbCluster) int32 { return tc.Spec.PD.Replicas }
+
+// Status is status.pd.
+func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
+	return &tc.Status.PD.ComponentStatus
+}
+
+// Gate: PD depends on nothing.
+func (c *Component) Gate(*v1alpha1.TidbCluster) string { return "" }
+
+// Services returns <tc>-pd and <tc>-pd-peer.
+func (c *Component) Services(tc *v1alpha1.TidbCluster) []*corev1.Service { return newServices(tc) }
+
+// ConfigData returns pd.toml and the start script.
+func (c *Component) ConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
+	return newConfigData(tc)
+}
+
+// StatefulSet returns <tc>-pd.
+func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.StatefulSet, error) {
+	return newStatefulSet(tc, configMap)
+}
+
+// Observe fills status.pd from PD's API; see observeMembers. Before the
+// StatefulSet exists there is no PD to ask.
+func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
+	if sts == nil {
+		tc.Status.PD.Synced = false
+		return nil
+	}
+	return observeMembers(ctx, c.pd, c.clock, tc)
+}

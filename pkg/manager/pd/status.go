@@ -1,0 +1,132 @@
+package pd
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+)
+
+// ClientOptions says how the operator reaches tc's PD.
+func ClientOptions(tc *v1alpha1.TidbCluster) pdapi.ClusterOptions {
+	return pdapi.ClusterOptions{TLSEnabled: tlsEnabled(tc), ClusterDomain: tc.Spec.ClusterDomain}
+}
+
+// observeMembers reads PD's health, leader and cluster ID into status.pd:
+// members of this cluster (matched by client URL), peer members of other
+// clusters sharing the PD, the leader and synced. A member's
+// lastTransitionTime moves only when its health changes, because failover
+// timers start there. PD unreachable ⇒ synced=false and the old members kept.
+func observeMembers(ctx context.Context, ctl pdapi.Control, clk clock.PassiveClock, tc *v1alpha1.TidbCluster) error {
+	s := &tc.Status.PD
+	client := ctl.GetPDClient(tc.Namespace, tc.Name, ClientOptions(tc))
+	health, err := client.GetHealth(ctx)
+	if err != nil {
+		s.Synced = false
+		return fmt.Errorf("PD health: %w", err)
+	}
+	leader, err := client.GetLeader(ctx)
+	if err != nil {
+		s.Synced = false
+		return fmt.Errorf("PD leader: %w", err)
+	}
+	cluster, err := client.GetCluster(ctx)
+	if err != nil {
+		s.Synced = false
+		return fmt.Errorf("PD cluster: %w", err)
+	}
+	tc.Status.ClusterID = strconv.FormatUint(cluster.ID, 10)
+	now := metav1.NewTime(clk.Now())
+	own := ownMemberURL(tc)
+	members, peers := map[string]v1alpha1.PDMember{}, map[string]v1alpha1.PDMember{}
+	for _, h := range health {
+		m := v1alpha1.PDMember{Name: h.Name, ID: strconv.FormatUint(h.MemberID, 10), Health: h.Health}
+		if len(h.ClientUrls) > 0 {
+			m.ClientURL = h.ClientUrls[0]
+		}
+		target, prev := peers, s.PeerMembers
+		if own.MatchString(m.ClientURL) {
+			target, prev = members, s.Members
+		}
+		m.LastTransitionTime = now
+		if old, ok := prev[m.Name]; ok && old.Health == m.Health && !old.LastTransitionTime.IsZero() {
+			m.LastTransitionTime = old.LastTransitionTime
+		}
+		target[m.Name] = m
+	}
+	s.Members, s.PeerMembers = nilIfEmpty(members), nilIfEmpty(peers)
+	s.Leader = v1alpha1.PDMember{}
+	if leader != nil {
+		if m, ok := members[leader.Name]; ok {
+			s.Leader = m
+		} else if m, ok := peers[leader.Name]; ok {
+			s.Leader = m
+		} else {
+			s.Leader = v1alpha1.PDMember{Name: leader.Name, ID: strconv.FormatUint(leader.MemberID, 10), Health: true}
+		}
+	}
+	s.Synced = true
+	return nil
+}
+
+// ownMemberURL matches the client URLs of this cluster's PD pods:
+// <scheme>://<tc>-pd-<n>.<tc>-pd-peer.<ns>.svc[.<domain>]:<port>.
+func ownMemberURL(tc *v1alpha1.TidbCluster) *regexp.Regexp {
+	q := regexp.QuoteMeta
+	return regexp.MustCompile(fmt.Sprintf(`^https?://%s-pd-\d+\.%s-pd-peer\.%s\.svc(\..+)?:\d+$`,
+		q(tc.Name), q(tc.Name), q(tc.Namespace)))
+}
+
+func nilIfEmpty(m map[string]v1alpha1.PDMember) map[string]v1alpha1.PDMember {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// HealthyMembers counts this cluster's and peer clusters' healthy PD members.
+func HealthyMembers(tc *v1alpha1.TidbCluster) int {
+	n := 0
+	for _, m := range tc.Status.PD.Members {
+		if m.Health {
+			n++
+		}
+	}
+	for _, m := range tc.Status.PD.PeerMembers {
+		if m.Health {
+			n++
+		}
+	}
+	return n
+}
+
+// Available reports whether PD has a quorum of healthy members and Ready
+// pods: the gate TiKV waits on. It returns why not when it is not.
+func Available(tc *v1alpha1.TidbCluster) (bool, string) {
+	if tc.Spec.PD == nil {
+		return true, "" // an external PD (spec.cluster / pdAddresses)
+	}
+	total := int(tc.Spec.PD.Replicas) + len(tc.Status.PD.PeerMembers)
+	quorum := total/2 + 1
+	healthy := HealthyMembers(tc)
+	if healthy < quorum {
+		return false, fmt.Sprintf("waiting for a PD quorum: %d of %d members healthy, %d needed", healthy, total, quorum)
+	}
+	ready := 0
+	if sts := tc.Status.PD.StatefulSet; sts != nil {
+		ready = int(sts.ReadyReplicas)
+	}
+	if ready+len(tc.Status.PD.PeerMembers) < quorum {
+		return false, fmt.Sprintf("waiting for PD pods: %d Ready, %d needed", ready, quorum)
+	}
+	if tc.Status.PD.Phase == v1alpha1.SuspendPhase {
+		return false, "PD is suspended"
+	}
+	return true, ""
+}
