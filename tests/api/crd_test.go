@@ -58,7 +58,7 @@ func TestTiDBOperatorYAMLAppliesUnchanged(t *testing.T) {
 	if len(tc.Spec.TiDB.AdditionalContainers) != 1 || tc.Spec.TiDB.AdditionalContainers[0].Lifecycle == nil {
 		t.Errorf("additionalContainers pruned: %+v", tc.Spec.TiDB.AdditionalContainers)
 	}
-	if tc.Spec.TiKV.WaitLeaderTransferBackTimeout == nil || tc.Spec.TiKV.WaitLeaderTransferBackTimeout.Duration.Minutes() != 5 {
+	if tc.Spec.TiKV.WaitLeaderTransferBackTimeout == nil || tc.Spec.TiKV.WaitLeaderTransferBackTimeout.Minutes() != 5 {
 		t.Errorf("waitLeaderTransferBackTimeout = %v", tc.Spec.TiKV.WaitLeaderTransferBackTimeout)
 	}
 	out := framework.Kubectl(t, "get", "tc", "-n", env.Namespace)

@@ -74,11 +74,11 @@ func TestControllerManagerLeadsSyncsAndServes(t *testing.T) {
 		return len(events.Items) > 0 && events.Items[0].Type == corev1.EventTypeWarning, nil
 	})
 
-	code, body, err := mgr.Get(ctx, mgr.Options.HealthAddr, "/healthz")
+	code, _, err := mgr.Get(ctx, mgr.Options.HealthAddr, "/healthz")
 	if err != nil || code != 200 {
 		t.Fatalf("/healthz: %d %v", code, err)
 	}
-	code, body, err = mgr.Get(ctx, mgr.Options.MetricsAddr, "/metrics")
+	code, body, err := mgr.Get(ctx, mgr.Options.MetricsAddr, "/metrics")
 	if err != nil || code != 200 {
 		t.Fatalf("/metrics: %d %v", code, err)
 	}

@@ -37,7 +37,7 @@ func FreeAddr(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("find a free port: %v", err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 

@@ -74,7 +74,7 @@ func (m *Manager) Get(ctx context.Context, addr, path string) (int, string, erro
 	if err != nil {
 		return 0, "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body), err
 }

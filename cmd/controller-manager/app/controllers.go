@@ -73,7 +73,8 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 		RoleLister:           deps.RoleLister,
 		RoleBindingLister:    deps.RoleBindingLister,
 	}
-	pdControl := pdapi.NewControl(secretTLS(deps), 0)
+	httpClients := pdapi.NewHTTPClientCache(secretTLS(deps))
+	pdControl := pdapi.NewControlWithHTTPClients(httpClients, 0)
 	return []tidbcluster.Component{
 		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
 		component.NewManager(pd.New(pdControl, deps.Clock), nil, applier, deps),

@@ -115,7 +115,7 @@ func (o *Options) Validate() error {
 	if o.ResourceLock != "leases" {
 		errs = append(errs, fmt.Errorf("--leader-resource-lock %q is not supported; use leases", o.ResourceLock))
 	}
-	if o.LeaderElect && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
+	if o.LeaderElect && (o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0) {
 		errs = append(errs, errors.New("leader election needs lease-duration > renew-deadline > retry-period > 0"))
 	}
 	if o.Features != "" {

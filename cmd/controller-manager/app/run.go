@@ -33,7 +33,7 @@ func Main(args []string) int {
 	opts := NewOptions()
 	opts.AddFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: tidb-controller-manager [flags]\n       tidb-controller-manager render -f tc.yaml\n\nFlags:\n")
+		_, _ = fmt.Fprintf(fs.Output(), "Usage: tidb-controller-manager [flags]\n       tidb-controller-manager render -f tc.yaml\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

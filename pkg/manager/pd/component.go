@@ -44,7 +44,7 @@ func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
 	return &tc.Status.PD.ComponentStatus
 }
 
-// Gate: PD depends on nothing.
+// Gate returns "": PD depends on nothing.
 func (c *Component) Gate(*v1alpha1.TidbCluster) string { return "" }
 
 // Services returns <tc>-pd and <tc>-pd-peer.
