@@ -7,9 +7,15 @@
 package api
 
 import (
+	"os"
 	"testing"
 
 	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
-func TestMain(m *testing.M) { framework.Main(m) }
+func TestMain(m *testing.M) {
+	_ = os.Setenv("HTTP_PROXY", operator.DeadProxy)
+	_ = os.Setenv("NO_PROXY", "127.0.0.1,localhost")
+	framework.Main(m)
+}

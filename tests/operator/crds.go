@@ -24,9 +24,13 @@ func InstallCRDs(t testing.TB) {
 	t.Helper()
 	crdOnce.Do(func() {
 		framework.Kubectl(t, "apply", "-f", filepath.Join(framework.RepoRoot(), "manifests", "crd.yaml"))
-		framework.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
-			"crd/tidbclusters.pingcap.com", "crd/backups.pingcap.com",
-			"crd/restores.pingcap.com", "crd/backupschedules.pingcap.com")
+		for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules"} {
+			name := "crd/" + crd + ".pingcap.com"
+			framework.WaitFor(t, context.Background(), time.Minute, name+" is Established", func(context.Context) (bool, error) {
+				out, _, err := framework.KubectlErr("get", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+				return err == nil && out == "True", nil
+			})
+		}
 	})
 }
 
@@ -40,6 +44,12 @@ func FreeAddr(t testing.TB) string {
 	defer func() { _ = ln.Close() }()
 	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
+
+// DeadProxy is an HTTP proxy address on loopback where nothing listens.
+// Test binaries that run the operator without the simulator set HTTP_PROXY
+// to it, so that the operator's PD and TiDB requests fail at once on
+// loopback instead of resolving cluster names through the machine's DNS.
+const DeadProxy = "http://127.0.0.1:9"
 
 // Context returns a context cancelled at test cleanup or after timeout.
 func Context(t testing.TB, timeout time.Duration) context.Context {

@@ -22,6 +22,9 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
+	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -75,9 +78,12 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 	}
 	httpClients := pdapi.NewHTTPClientCache(secretTLS(deps))
 	pdControl := pdapi.NewControlWithHTTPClients(httpClients, 0)
+	tidbClient := tidbapi.NewClient(httpClients, 0)
 	return []tidbcluster.Component{
 		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
 		component.NewManager(pd.New(pdControl, deps.Clock), nil, applier, deps),
+		component.NewManager(tikv.New(pdControl, deps.Clock), nil, applier, deps),
+		component.NewManager(tidb.New(tidbClient, deps.PodLister, deps.Clock), tidb.Hooks{}, applier, deps),
 	}
 }
 

@@ -28,6 +28,9 @@ import (
 // Main parses args, runs the controller-manager until SIGTERM or SIGINT and
 // returns the process exit code.
 func Main(args []string) int {
+	if len(args) > 0 && args[0] == "render" {
+		return renderMain(args[1:], os.Stdout, os.Stderr)
+	}
 	fs := flag.NewFlagSet("tidb-controller-manager", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	opts := NewOptions()

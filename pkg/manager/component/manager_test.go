@@ -16,6 +16,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	_ "github.com/kubetidb/tidb-operator/pkg/manager/golden" // registers -update for go test ./pkg/manager/...
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )

@@ -127,3 +127,9 @@ func newDeployment(tc *v1alpha1.TidbCluster, image string) *appsv1.Deployment {
 		},
 	}
 }
+
+// Objects returns every object the manager applies for tc, in apply order,
+// as built (before owner references and the applied hash are added).
+func Objects(tc *v1alpha1.TidbCluster, image string) []metav1.Object {
+	return []metav1.Object{newServiceAccount(tc), newRole(tc), newRoleBinding(tc), newService(tc), newDeployment(tc, image)}
+}

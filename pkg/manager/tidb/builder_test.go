@@ -1,0 +1,257 @@
+package tidb
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+)
+
+// newCluster parses a TidbCluster manifest and defaults it, as the sync
+// does before it calls any builder.
+func newCluster(t *testing.T, manifest string) *v1alpha1.TidbCluster {
+	t.Helper()
+	tc := &v1alpha1.TidbCluster{}
+	if err := yaml.UnmarshalStrict([]byte(manifest), tc); err != nil {
+		t.Fatalf("parse cluster: %v", err)
+	}
+	if tc.Namespace == "" {
+		tc.Namespace = "ns"
+	}
+	defaulting.SetTidbClusterDefaults(tc)
+	return tc
+}
+
+// build runs every TiDB builder the way the skeleton does and returns the
+// objects in the order they are written.
+func build(t *testing.T, tc *v1alpha1.TidbCluster) []any {
+	t.Helper()
+	var out []any
+	for _, svc := range newServices(tc) {
+		out = append(out, svc)
+	}
+	data, err := newConfigData(tc)
+	if err != nil {
+		t.Fatalf("config data: %v", err)
+	}
+	cmName := ""
+	if data != nil {
+		cmName = names.Member(tc.Name, names.TiDB)
+		out = append(out, &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.Namespace, Labels: component.Labels(tc, names.TiDB)},
+			Data:       data,
+		})
+	}
+	sts, err := newStatefulSet(tc, cmName)
+	if err != nil {
+		t.Fatalf("StatefulSet: %v", err)
+	}
+	return append(out, sts)
+}
+
+const basicCluster = `
+metadata: {name: basic}
+spec:
+  version: v8.5.0
+  timezone: UTC
+  configUpdateStrategy: RollingUpdate
+  helper: {image: alpine:3.20}
+  pd: {baseImage: pingcap/pd, replicas: 3, requests: {storage: 10Gi}, config: {}}
+  tikv: {baseImage: pingcap/tikv, replicas: 3, requests: {storage: 100Gi}, config: {}}
+  tidb:
+    baseImage: pingcap/tidb
+    replicas: 2
+    maxFailoverCount: 0
+    service: {type: ClusterIP}
+    config: {}
+`
+
+func TestBuildersGolden(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		// examples/basic: the default layout.
+		"basic": basicCluster,
+		// TLS between components and for MySQL clients, probed by command.
+		"tls": `
+metadata: {name: secure, namespace: db}
+spec:
+  version: v8.5.0
+  tlsCluster: {enabled: true}
+  pd: {replicas: 1, requests: {storage: 1Gi}, config: {}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}, config: {}}
+  tidb:
+    replicas: 1
+    tlsClient: {enabled: true}
+    readinessProbe: {type: command, periodSeconds: 5}
+    config:
+      log: {level: warn}
+`,
+		// A NodePort Service with fixed node ports, a custom MySQL port and
+		// additional ports.
+		"nodeport": `
+metadata: {name: np}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 2
+    service:
+      type: NodePort
+      port: 3306
+      mysqlNodePort: 30306
+      statusNodePort: 30080
+      externalTrafficPolicy: Local
+      annotations: {team: db}
+      additionalPorts:
+      - {name: proxy-protocol, port: 4001, targetPort: 4001, protocol: TCP}
+`,
+		// A LoadBalancer without the status port, the client TLS secret
+		// without client authentication, a TOML string config.
+		"loadbalancer": `
+metadata: {name: lb}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    separateSlowLog: false
+    tlsClient: {enabled: true, disableClientAuthn: true}
+    service:
+      type: LoadBalancer
+      exposeStatus: false
+      portName: mysql
+      loadBalancerIP: 10.0.0.9
+      loadBalancerSourceRanges: [10.0.0.0/8]
+      externalTrafficPolicy: Cluster
+    config: |
+      [performance]
+      max-procs = 4
+`,
+		// Storage volumes (one holding the slow log), binlog, plugins,
+		// arguments, a lifecycle hook, IPv6 and a cluster domain.
+		"storage-volumes": `
+metadata: {name: vols}
+spec:
+  version: v8.5.0
+  clusterDomain: cluster.local
+  preferIPv6: true
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    binlogEnabled: true
+    plugins: [audit-1, whitelist-1]
+    arguments: ["--log-general=/var/log/tidb/general.log", "--token-limit=1000"]
+    storageClassName: fast
+    slowLogVolumeName: log
+    slowLogTailer: {image: busybox:1.36, requests: {cpu: 10m}}
+    storageVolumes:
+    - {name: log, storageSize: 2Gi, mountPath: /var/log/tidb}
+    - {name: tmp, storageSize: 5Gi}
+    lifecycle:
+      preStop:
+        exec: {command: [sleep, "10"]}
+    requests: {cpu: "1"}
+    limits: {memory: 4Gi}
+    config: {}
+`,
+		// No service, no config, heterogeneous: only the peer Service.
+		"heterogeneous": `
+metadata: {name: hetero}
+spec:
+  version: v8.5.0
+  cluster: {name: basic}
+  tidb: {replicas: 1}
+`,
+	}
+	for name, manifest := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			golden.Assert(t, name, build(t, newCluster(t, manifest))...)
+		})
+	}
+}
+
+// The config strategy decides the ConfigMap's name, never what the builders
+// produce: switching it must not change the pod template by itself.
+func TestBuildersIgnoreConfigUpdateStrategy(t *testing.T) {
+	t.Parallel()
+	inPlace := newCluster(t, basicCluster)
+	inPlace.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyInPlace
+	rolling := newCluster(t, basicCluster)
+	if diff := cmp.Diff(build(t, inPlace), build(t, rolling)); diff != "" {
+		t.Errorf("InPlace and RollingUpdate build differently (-InPlace +RollingUpdate):\n%s", diff)
+	}
+}
+
+func TestConfigAsTOMLStringOrMap(t *testing.T) {
+	t.Parallel()
+	asMap := reparse(t, newCluster(t, basicCluster), "{log: {level: warn, file: {max-days: 7}}, performance: {max-procs: 4}}")
+	asString := reparse(t, newCluster(t, basicCluster),
+		`"[log]\nlevel = \"warn\"\n[log.file]\nmax-days = 7\n[performance]\nmax-procs = 4\n"`)
+	a, errA := newConfigData(asMap)
+	b, errB := newConfigData(asString)
+	if errA != nil || errB != nil {
+		t.Fatalf("config data: %v, %v", errA, errB)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("map and TOML string configs render differently (-map +string):\n%s", diff)
+	}
+	if !strings.Contains(a[component.ConfigFileKey], "max-backups = 3") {
+		t.Errorf("the defaulted log.file.max-backups is missing:\n%s", a[component.ConfigFileKey])
+	}
+}
+
+// reparse sets spec.tidb.config from YAML and applies the defaults again.
+func reparse(t *testing.T, tc *v1alpha1.TidbCluster, config string) *v1alpha1.TidbCluster {
+	t.Helper()
+	cfg := &v1alpha1.Config{}
+	if err := yaml.Unmarshal([]byte(config), cfg); err != nil {
+		t.Fatalf("parse config: %v", err)
+	}
+	tc.Spec.TiDB.Config = cfg
+	defaulting.SetTidbClusterDefaults(tc)
+	return tc
+}
+
+func TestNoClientServiceWithoutSpec(t *testing.T) {
+	t.Parallel()
+	tc := newCluster(t, basicCluster)
+	tc.Spec.TiDB.Service = nil
+	svcs := newServices(tc)
+	if len(svcs) != 1 || svcs[0].Name != "basic-tidb-peer" {
+		t.Errorf("Services without spec.tidb.service = %v, want only basic-tidb-peer", svcs)
+	}
+}
+
+func TestStartScriptQuotesArguments(t *testing.T) {
+	t.Parallel()
+	tc := newCluster(t, `{metadata: {name: a}, spec: {tidb: {replicas: 1, arguments: ["--x=it's $(id)"], config: {}}}}`)
+	script, err := newStartScript(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `exec /tidb-server ${ARGS} '--x=it'\''s $(id)'`; !strings.Contains(script, want) {
+		t.Errorf("script does not contain %s:\n%s", want, script)
+	}
+}
+
+func TestSlowLogUnknownVolume(t *testing.T) {
+	t.Parallel()
+	tc := newCluster(t, `{metadata: {name: a}, spec: {tidb: {replicas: 1, slowLogVolumeName: nope}}}`)
+	if _, err := newStatefulSet(tc, ""); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("newStatefulSet error = %v, want one naming the missing volume", err)
+	}
+}

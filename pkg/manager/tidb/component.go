@@ -1,0 +1,87 @@
+// Package tidb is the TiDB member manager: pure builders for TiDB's
+// Services, ConfigMap and StatefulSet, the observation of its servers'
+// health through their status port, and its dependency gate on TiKV. The
+// component skeleton does every write.
+package tidb
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
+)
+
+// Component is TiDB as the skeleton sees it.
+type Component struct {
+	tidb  tidbapi.Client
+	pods  corelisters.PodLister
+	clock clock.PassiveClock
+}
+
+// New returns the TiDB component: it asks each server's health through the
+// status-port client tidb, reads the pods' nodes from pods and stamps
+// health transitions with clk.
+func New(tidb tidbapi.Client, pods corelisters.PodLister, clk clock.PassiveClock) *Component {
+	return &Component{tidb: tidb, pods: pods, clock: clk}
+}
+
+var _ component.Component = (*Component)(nil)
+
+// Name is "tidb".
+func (c *Component) Name() string { return names.TiDB }
+
+// Enabled reports whether spec.tidb is set.
+func (c *Component) Enabled(tc *v1alpha1.TidbCluster) bool { return tc.Spec.TiDB != nil }
+
+// Replicas is spec.tidb.replicas.
+func (c *Component) Replicas(tc *v1alpha1.TidbCluster) int32 { return tc.Spec.TiDB.Replicas }
+
+// Status is status.tidb.
+func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
+	return &tc.Status.TiDB.ComponentStatus
+}
+
+// Gate waits for TiKV to be available (tikv.Available); a cluster without
+// spec.tikv uses another cluster's TiKV and does not wait. A cluster being
+// restored from volume snapshots (spec.recoveryMode) starts no TiDB, because
+// SQL traffic would write into the data being restored.
+func (c *Component) Gate(tc *v1alpha1.TidbCluster) string {
+	if tc.Spec.RecoveryMode {
+		return "the cluster is in recovery mode"
+	}
+	if ok, reason := tikv.Available(tc); !ok {
+		return reason
+	}
+	return ""
+}
+
+// Services returns <tc>-tidb-peer and, when spec.tidb.service is set, <tc>-tidb.
+func (c *Component) Services(tc *v1alpha1.TidbCluster) []*corev1.Service { return newServices(tc) }
+
+// ConfigData returns tidb.toml and the start script, or nil without spec.tidb.config.
+func (c *Component) ConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
+	return newConfigData(tc)
+}
+
+// StatefulSet returns <tc>-tidb.
+func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.StatefulSet, error) {
+	return newStatefulSet(tc, configMap)
+}
+
+// Observe fills status.tidb.members; see observeMembers. Before the
+// StatefulSet exists there is no server to ask and members are cleared.
+func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
+	if sts == nil {
+		tc.Status.TiDB.Members = nil
+		return nil
+	}
+	return observeMembers(ctx, c.tidb, c.pods, c.clock, tc, sts)
+}
