@@ -131,9 +131,8 @@ func newStore(info *pdapi.StoreInfo) (v1alpha1.TiKVStore, bool) {
 		LeaderCount: int32(info.Status.LeaderCount),
 		State:       info.Store.StateName,
 	}
-	if hb := info.Status.LastHeartbeatTS; hb != nil {
-		store.LastHeartbeatTime = metav1.NewTime(*hb)
-	}
+	// The heartbeat time is not recorded: it changes every few seconds, and
+	// status must not be rewritten while nothing changed.
 	return store, true
 }
 

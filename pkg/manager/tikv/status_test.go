@@ -44,7 +44,7 @@ func pdStore(id uint64, addr, state string, leaders int, labels ...*pdapi.StoreL
 
 func statusStore(id, pod, ip, state string, leaders int32, transition metav1.Time) v1alpha1.TiKVStore {
 	return v1alpha1.TiKVStore{ID: id, PodName: pod, IP: ip, State: state, LeaderCount: leaders,
-		LastHeartbeatTime: metav1.NewTime(beat), LastTransitionTime: transition}
+		LastTransitionTime: transition}
 }
 
 func observedCluster() *v1alpha1.TidbCluster {

@@ -280,9 +280,6 @@ type TiKVStore struct {
 	// State is PD's state name: Up, Disconnected, Down, Offline or Tombstone.
 	// +optional
 	State string `json:"state,omitempty"`
-	// LastHeartbeatTime is the store's last heartbeat to PD.
-	// +optional
-	LastHeartbeatTime metav1.Time `json:"lastHeartbeatTime,omitempty"`
 	// LastTransitionTime is when State last changed; failover timers start here.
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
