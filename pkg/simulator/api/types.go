@@ -1,0 +1,169 @@
+// Package api holds the JSON types of the simulator's admin API (`/sim/v1/...`), shared by the simulator
+// and its Go client in pkg/simulator/client. They describe the simulated state and the injected faults;
+// they are not PD types (those live in pkg/pdapi).
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// PathPrefix is the prefix of every admin endpoint.
+const PathPrefix = "/sim/v1"
+
+// ClusterSummary is one element of `GET /sim/v1/clusters`.
+type ClusterSummary struct {
+	Namespace    string `json:"namespace"`
+	Name         string `json:"name"`
+	ClusterID    uint64 `json:"clusterID"`
+	Bootstrapped bool   `json:"bootstrapped"`
+	Leader       string `json:"leader,omitempty"`
+	PDMembers    int    `json:"pdMembers"`
+	Stores       int    `json:"stores"`
+	TiDBServers  int    `json:"tidbServers"`
+}
+
+// ClusterState is `GET /sim/v1/clusters/{namespace}/{name}`: everything the simulator holds for one cluster.
+type ClusterState struct {
+	Namespace     string        `json:"namespace"`
+	Name          string        `json:"name"`
+	ClusterID     uint64        `json:"clusterID"`
+	Bootstrapped  bool          `json:"bootstrapped"`
+	PDUnreachable bool          `json:"pdUnreachable"`
+	Leader        string        `json:"leader,omitempty"`
+	Members       []Member      `json:"members"`
+	Stores        []Store       `json:"stores"`
+	TiDBServers   []TiDBServer  `json:"tidbServers"`
+	Schedulers    []string      `json:"schedulers"`
+	Config        ClusterConfig `json:"config"`
+	Faults        []Fault       `json:"faults"`
+}
+
+// Member is a simulated PD member.
+type Member struct {
+	Name            string `json:"name"`
+	MemberID        uint64 `json:"memberID"`
+	ClientURL       string `json:"clientURL"`
+	PodReady        bool   `json:"podReady"`
+	Healthy         bool   `json:"healthy"`
+	ForcedUnhealthy bool   `json:"forcedUnhealthy"`
+	Leader          bool   `json:"leader"`
+}
+
+// Store is a simulated TiKV store. StateName is what PD reports (Up, Disconnected, Down, Offline,
+// Tombstone).
+type Store struct {
+	ID          uint64            `json:"id"`
+	PodName     string            `json:"podName"`
+	Address     string            `json:"address"`
+	StateName   string            `json:"stateName"`
+	LeaderCount int               `json:"leaderCount"`
+	RegionCount int               `json:"regionCount"`
+	ForcedDown  bool              `json:"forcedDown"`
+	Evicting    bool              `json:"evicting"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// TiDBServer is a simulated TiDB server (one per TiDB pod).
+type TiDBServer struct {
+	Name    string `json:"name"`
+	Ready   bool   `json:"ready"`
+	Healthy bool   `json:"healthy"`
+	Owner   bool   `json:"owner"`
+}
+
+// ClusterConfig is the per-cluster configuration the simulator uses.
+type ClusterConfig struct {
+	MaxReplicas          uint64   `json:"maxReplicas"`
+	RegionCount          int      `json:"regionCount"`
+	LocationLabels       []string `json:"locationLabels"`
+	EnablePlacementRules bool     `json:"enablePlacementRules"`
+}
+
+// ClusterConfigUpdate is the body of `PUT /sim/v1/clusters/{namespace}/{name}/config`; nil fields are kept.
+type ClusterConfigUpdate struct {
+	MaxReplicas *uint64 `json:"maxReplicas,omitempty"`
+	RegionCount *int    `json:"regionCount,omitempty"`
+}
+
+// FaultKind says what a fault does to a matching request.
+type FaultKind string
+
+// Fault kinds.
+const (
+	// FaultError answers with Status (a 5xx) and Body instead of the simulated API.
+	FaultError FaultKind = "error"
+	// FaultLatency delays the request by Delay, then serves it normally.
+	FaultLatency FaultKind = "latency"
+	// FaultDrop hijacks the connection and closes it without an answer.
+	FaultDrop FaultKind = "drop"
+)
+
+// Fault is a rule injected into one cluster's simulated APIs (`POST /sim/v1/clusters/{ns}/{name}/faults`).
+// It matches requests whose method equals Method (any if empty), whose path starts with PathPrefix (any if
+// empty) and whose component is Component (pd, tikv or tidb; any if empty). Times > 0 limits how many
+// requests it hits before it expires; 0 keeps it until deleted. ID and Hits are set by the simulator.
+type Fault struct {
+	ID         string    `json:"id,omitempty"`
+	Kind       FaultKind `json:"kind"`
+	Method     string    `json:"method,omitempty"`
+	PathPrefix string    `json:"pathPrefix,omitempty"`
+	Component  string    `json:"component,omitempty"`
+	Status     int       `json:"status,omitempty"`
+	Body       string    `json:"body,omitempty"`
+	Delay      Duration  `json:"delay,omitempty"`
+	Times      int       `json:"times,omitempty"`
+	Hits       int       `json:"hits,omitempty"`
+}
+
+// Timings are the simulator-wide durations of the state machine (`GET|PUT /sim/v1/timings`).
+type Timings struct {
+	// MaxStoreDownTime is how long a store must miss heartbeats before PD reports it Down.
+	MaxStoreDownTime Duration `json:"maxStoreDownTime"`
+	// StoreDisconnectTime is how long a store must miss heartbeats before PD reports it Disconnected.
+	StoreDisconnectTime Duration `json:"storeDisconnectTime"`
+	// RegionMigrationTime is how long an Offline store needs, with enough Up stores, to become Tombstone.
+	RegionMigrationTime Duration `json:"regionMigrationTime"`
+	// LeaderDrainTime is how long an evict-leader scheduler (or going Offline) takes to move all leaders off.
+	LeaderDrainTime Duration `json:"leaderDrainTime"`
+	// LeaderReturnTime is how long balancing takes to give a store its share of leaders back.
+	LeaderReturnTime Duration `json:"leaderReturnTime"`
+}
+
+// TimingsUpdate is the body of `PUT /sim/v1/timings`; nil fields are kept.
+type TimingsUpdate struct {
+	MaxStoreDownTime    *Duration `json:"maxStoreDownTime,omitempty"`
+	StoreDisconnectTime *Duration `json:"storeDisconnectTime,omitempty"`
+	RegionMigrationTime *Duration `json:"regionMigrationTime,omitempty"`
+	LeaderDrainTime     *Duration `json:"leaderDrainTime,omitempty"`
+	LeaderReturnTime    *Duration `json:"leaderReturnTime,omitempty"`
+}
+
+// Error is the body of every admin API error answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("1.5s") in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a quoted Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(time.Duration(d).String())), nil
+}
+
+// UnmarshalJSON reads a quoted Go duration string; it errors on anything else.
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var text string
+	if err := json.Unmarshal(data, &text); err != nil {
+		return fmt.Errorf("duration %s: %w", data, err)
+	}
+	parsed, err := time.ParseDuration(text)
+	if err != nil {
+		return fmt.Errorf("duration %s: %w", data, err)
+	}
+	*d = Duration(parsed)
+	return nil
+}

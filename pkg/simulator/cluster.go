@@ -1,0 +1,191 @@
+package simulator
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+)
+
+// settings are the simulator-wide knobs every cluster reads; guarded by the Registry lock.
+type settings struct {
+	opts    Options
+	timings Timings
+}
+
+// Cluster is the simulated state of one TiDB cluster: PD members, TiKV stores, regions and leaders,
+// schedulers, configuration and injected faults. Every method expects the Registry lock to be held.
+type Cluster struct {
+	key    ClusterKey
+	id     uint64
+	set    *settings
+	log    klog.Logger
+	domain string
+	// tcDomain is spec.clusterDomain of the TidbCluster; it wins over the simulator's default domain.
+	tcDomain    string
+	hasTC       bool
+	pods        map[string]PodObservation
+	lastAdvance time.Time
+
+	members        map[string]*pdMember
+	removedMembers map[identity]bool
+	leader         string
+
+	stores       map[uint64]*store
+	nextStoreID  uint64
+	bootstrapped bool
+	bootstrapAt  time.Time
+	regionCount  int
+	// unassigned counts the leaders no store holds (no eligible store was available).
+	unassigned  int
+	replication pdapi.ReplicationConfig
+	schedulers  map[string]bool
+	evicting    map[uint64]bool
+
+	faults        []*fault
+	nextFaultID   int
+	pdUnreachable bool
+}
+
+// defaultSchedulers are the schedulers a fresh PD v8 runs.
+var defaultSchedulers = []string{
+	"balance-hot-region-scheduler", "balance-leader-scheduler", "balance-region-scheduler",
+	"evict-slow-store-scheduler",
+}
+
+func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *Cluster {
+	c := &Cluster{
+		key:            key,
+		id:             stableID("cluster", key.Namespace, key.Name) >> 1, // PD cluster IDs fit in int64
+		set:            set,
+		log:            log.WithValues("cluster", key.String()),
+		domain:         set.opts.ClusterDomain,
+		pods:           map[string]PodObservation{},
+		lastAdvance:    now,
+		members:        map[string]*pdMember{},
+		removedMembers: map[identity]bool{},
+		stores:         map[uint64]*store{},
+		nextStoreID:    1,
+		regionCount:    set.opts.RegionCount,
+		unassigned:     set.opts.RegionCount,
+		replication: pdapi.ReplicationConfig{
+			MaxReplicas: set.opts.MaxReplicas, LocationLabels: pdapi.StringSlice{}, EnablePlacementRules: true,
+		},
+		schedulers: map[string]bool{},
+		evicting:   map[uint64]bool{},
+	}
+	for _, name := range defaultSchedulers {
+		c.schedulers[name] = true
+	}
+	return c
+}
+
+// observe replaces the observed pods (and TidbCluster facts) and settles the state at now.
+func (c *Cluster) observe(obs ClusterObservation, now time.Time) {
+	c.advance(now)
+	c.pods = make(map[string]PodObservation, len(obs.Pods))
+	for _, p := range obs.Pods {
+		c.pods[p.Name] = p
+	}
+	c.hasTC = obs.TidbCluster != nil
+	c.tcDomain = ""
+	if obs.TidbCluster != nil {
+		c.tcDomain = obs.TidbCluster.ClusterDomain
+	}
+	c.advanceBy(now, 0)
+}
+
+// advance moves the state machine from the last advance to now; a clock going backwards counts as no time.
+func (c *Cluster) advance(now time.Time) {
+	dt := now.Sub(c.lastAdvance)
+	if dt < 0 {
+		dt = 0
+	}
+	c.advanceBy(now, dt)
+}
+
+// advanceBy runs one step of dt ending at now. The order matters: heartbeats first (so a store that was live
+// until now counts as live for the step), then PD leadership (stores register only with a PD leader), then
+// data movement, then the transition log.
+func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
+	c.lastAdvance = now
+	for _, s := range c.stores {
+		if c.storeLive(s) {
+			s.lastHeartbeat = now
+		}
+	}
+	c.electLeader()
+	c.syncMembers()
+	c.registerStores(now)
+	c.progressOffline(dt)
+	c.moveLeaders(dt)
+	c.logTransitions(now)
+}
+
+// logTransitions logs every change of a member's health or a store's reported state once.
+func (c *Cluster) logTransitions(now time.Time) {
+	for _, m := range c.members {
+		if healthy := c.memberHealthy(m); healthy != m.loggedHealthy {
+			m.loggedHealthy = healthy
+			c.log.V(2).Info("PD member health changed", "member", m.name, "healthy", healthy)
+		}
+	}
+	for _, s := range c.stores {
+		if name := c.stateName(s, now); name != s.loggedState {
+			c.log.V(2).Info("store state changed", "store", s.id, "pod", s.ident.pod, "from", s.loggedState, "to", name)
+			s.loggedState = name
+		}
+	}
+}
+
+// podsOf returns the observed pods of component sorted by name, for deterministic iteration.
+func (c *Cluster) podsOf(comp Component) []PodObservation {
+	var out []PodObservation
+	for _, p := range c.pods {
+		if p.Component == comp {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// podWithIdentity returns the observed pod that carries id (same name and PVC UID).
+func (c *Cluster) podWithIdentity(id identity) (PodObservation, bool) {
+	p, ok := c.pods[id.pod]
+	if !ok || p.PVCPending || p.PVCUID != id.pvcUID {
+		return PodObservation{}, false
+	}
+	return p, true
+}
+
+// hostSuffix is ".svc" plus the cluster domain, the tail of every advertised address.
+func (c *Cluster) hostSuffix() string {
+	domain := c.domain
+	if c.tcDomain != "" {
+		domain = c.tcDomain
+	}
+	if domain == "" {
+		return ".svc"
+	}
+	return ".svc." + domain
+}
+
+// podHost is the DNS name a pod of comp advertises: <pod>.<tc>-<comp>-peer.<ns>.svc[.<domain>].
+func (c *Cluster) podHost(pod string, comp Component) string {
+	return fmt.Sprintf("%s.%s-%s-peer.%s%s", pod, c.key.Name, comp, c.key.Namespace, c.hostSuffix())
+}
+
+// version returns the observed version of p, or the default.
+func (c *Cluster) version(p PodObservation) string {
+	if p.Version != "" {
+		return p.Version
+	}
+	return c.set.opts.DefaultVersion
+}
+
+// pdAvailable reports whether PD answers API calls: a leader exists (hence a quorum).
+func (c *Cluster) pdAvailable() bool { return c.leader != "" }

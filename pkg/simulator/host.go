@@ -1,0 +1,141 @@
+package simulator
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+)
+
+// targetKind is which simulated endpoint a host:port names.
+type targetKind int
+
+const (
+	// targetPDService is <tc>-pd.<ns>…:2379 or <tc>-pd-peer.<ns>…:2379: any PD endpoint.
+	targetPDService targetKind = iota
+	// targetPDMember is <pod>.<tc>-pd-peer.<ns>…:2379: one PD member.
+	targetPDMember
+	// targetTiDBService is <tc>-tidb.<ns>…:10080 or <tc>-tidb-peer.<ns>…:10080: any TiDB status endpoint.
+	targetTiDBService
+	// targetTiDBPod is <pod>.<tc>-tidb-peer.<ns>…:10080: one TiDB status endpoint.
+	targetTiDBPod
+	// targetTiKVPod is <pod>.<tc>-tikv-peer.<ns>…:20180: one TiKV status endpoint.
+	targetTiKVPod
+)
+
+// Ports of the simulated endpoints.
+const (
+	pdClientPort   = "2379"
+	tidbStatusPort = "10080"
+	tikvStatusPort = "20180"
+)
+
+// target is a parsed simulated address.
+type target struct {
+	key  ClusterKey
+	kind targetKind
+	// pod is the pod of a per-pod target, or the pod chosen to serve a service target.
+	pod string
+	// service is the Kubernetes Service name in the address, e.g. "basic-pd" or "basic-pd-peer".
+	service string
+	// hostport is the address as requested.
+	hostport string
+}
+
+// component is the component that serves the target.
+func (t target) component() Component {
+	switch t.kind {
+	case targetTiDBService, targetTiDBPod:
+		return ComponentTiDB
+	case targetTiKVPod:
+		return ComponentTiKV
+	}
+	return ComponentPD
+}
+
+// peerService reports whether the address goes through a headless peer Service, whose DNS also lists pods
+// that are not Ready (publishNotReadyAddresses).
+func (t target) peerService() bool { return strings.HasSuffix(t.service, "-peer") }
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// serviceSuffixes maps the suffix of a Service name to the component behind it, longest first.
+var serviceSuffixes = []struct {
+	suffix string
+	comp   Component
+}{
+	{"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
+	{"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
+}
+
+// parseTarget resolves hostport, as a client inside the cluster would dial it, to a simulated endpoint.
+// Accepted names are <svc>.<ns>[.svc[.<domain>]] and <pod>.<svc>.<ns>[.svc[.<domain>]]; defaultPort is
+// used when hostport has none. It errors, with a message fit for the client, when the address is not one
+// the simulator answers.
+func parseTarget(hostport, defaultPort string) (target, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, defaultPort
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	pod, svc, ns, err := splitServiceHost(host)
+	if err != nil {
+		return target{}, err
+	}
+	t := target{service: svc, pod: pod, hostport: net.JoinHostPort(host, port)}
+	comp, tc := Component(""), ""
+	for _, s := range serviceSuffixes {
+		if name, ok := strings.CutSuffix(svc, s.suffix); ok && name != "" {
+			comp, tc = s.comp, name
+			break
+		}
+	}
+	if comp == "" {
+		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV or TiDB service of a TidbCluster", hostport, svc)
+	}
+	t.key = ClusterKey{Namespace: ns, Name: tc}
+	kind, ok := targetKindOf(comp, pod != "", t.peerService(), port)
+	if !ok {
+		return target{}, fmt.Errorf("%s: port %s of service %s is not simulated", hostport, port, svc)
+	}
+	t.kind = kind
+	return t, nil
+}
+
+// splitServiceHost splits a Kubernetes Service or pod DNS name into pod (empty for a Service), service
+// and namespace.
+func splitServiceHost(host string) (pod, svc, ns string, err error) {
+	labels := strings.Split(host, ".")
+	n := len(labels)
+	switch {
+	case n >= 3 && labels[2] == "svc", n == 2:
+		svc, ns = labels[0], labels[1]
+	case n >= 4 && labels[3] == "svc", n == 3:
+		pod, svc, ns = labels[0], labels[1], labels[2]
+	default:
+		return "", "", "", fmt.Errorf("%s is not a Kubernetes service or pod DNS name", host)
+	}
+	for _, l := range []string{pod, svc, ns} {
+		if l != "" && !dnsLabel.MatchString(l) {
+			return "", "", "", fmt.Errorf("%s is not a Kubernetes service or pod DNS name", host)
+		}
+	}
+	return pod, svc, ns, nil
+}
+
+// targetKindOf decides the endpoint from component, address form and port.
+func targetKindOf(comp Component, perPod, peer bool, port string) (targetKind, bool) {
+	switch {
+	case comp == ComponentPD && port == pdClientPort && !perPod:
+		return targetPDService, true
+	case comp == ComponentPD && port == pdClientPort && peer:
+		return targetPDMember, true
+	case comp == ComponentTiDB && port == tidbStatusPort && !perPod:
+		return targetTiDBService, true
+	case comp == ComponentTiDB && port == tidbStatusPort && peer:
+		return targetTiDBPod, true
+	case comp == ComponentTiKV && port == tikvStatusPort && perPod:
+		return targetTiKVPod, true
+	}
+	return 0, false
+}

@@ -1,0 +1,241 @@
+package simulator
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+)
+
+// The leader model: the cluster has regionCount region leaders. A store that stops heartbeating loses its
+// leaders at once (the other replicas elect new ones within a Raft election timeout); a store under an
+// evict-leader scheduler, or going Offline, sheds its leaders within LeaderDrainTime; leaders nobody holds
+// go at once to the eligible stores (heartbeating, Up, not evicted) that are below their even share; and
+// balancing moves leaders from stores above their share to stores below it within LeaderReturnTime.
+
+// leaderEligible reports whether the store may hold leaders.
+func (c *Cluster) leaderEligible(s *store) bool {
+	return s.state == pdapi.StoreStateUp && c.storeLive(s) && !c.evicting[s.id]
+}
+
+// moveLeaders runs one step of dt of the leader model.
+func (c *Cluster) moveLeaders(dt time.Duration) {
+	c.reconcileLeaderTotal()
+	stores := c.sortedStores()
+	for _, s := range stores {
+		if !c.storeLive(s) && s.leaders > 0 {
+			c.unassigned += s.leaders
+			s.leaders = 0
+		}
+	}
+	for _, s := range stores {
+		if s.leaders > 0 && (c.evicting[s.id] || s.state != pdapi.StoreStateUp) {
+			n := min(s.leaders, rateAmount(max(s.drainFrom, 1), dt, c.set.timings.LeaderDrainTime))
+			s.leaders -= n
+			c.unassigned += n
+		}
+	}
+	targets := c.leaderTargets(stores)
+	c.assignUnassigned(stores, targets)
+	c.balanceLeaders(dt, stores, targets)
+}
+
+// rateAmount is how much of total moves in dt when all of it moves in period; at least 1 for any dt > 0,
+// and everything at once when period is zero.
+func rateAmount(total int, dt, period time.Duration) int {
+	if period <= 0 {
+		return total
+	}
+	if dt <= 0 {
+		return 0
+	}
+	return ceilInt(float64(total) * float64(dt) / float64(period))
+}
+
+// reconcileLeaderTotal keeps held plus unassigned leaders equal to the region count after it changed.
+func (c *Cluster) reconcileLeaderTotal() {
+	held := 0
+	for _, s := range c.stores {
+		held += s.leaders
+	}
+	excess := held + c.unassigned - c.regionCount
+	if excess <= 0 {
+		c.unassigned -= excess
+		return
+	}
+	take := min(excess, c.unassigned)
+	c.unassigned -= take
+	excess -= take
+	for excess > 0 {
+		richest := c.richestStore()
+		if richest == nil {
+			return
+		}
+		take := min(excess, richest.leaders)
+		richest.leaders -= take
+		excess -= take
+	}
+}
+
+func (c *Cluster) richestStore() *store {
+	var best *store
+	for _, s := range c.sortedStores() {
+		if s.leaders > 0 && (best == nil || s.leaders > best.leaders) {
+			best = s
+		}
+	}
+	return best
+}
+
+// leaderTargets splits the region count evenly over the eligible stores (lower IDs take the remainder).
+func (c *Cluster) leaderTargets(stores []*store) map[uint64]int {
+	var eligible []*store
+	for _, s := range stores {
+		if c.leaderEligible(s) {
+			eligible = append(eligible, s)
+		}
+	}
+	targets := make(map[uint64]int, len(eligible))
+	if len(eligible) == 0 {
+		return targets
+	}
+	base, rest := c.regionCount/len(eligible), c.regionCount%len(eligible)
+	for i, s := range eligible {
+		targets[s.id] = base
+		if i < rest {
+			targets[s.id]++
+		}
+	}
+	return targets
+}
+
+// assignUnassigned gives unheld leaders to eligible stores below their target. The deficits always cover
+// the unassigned leaders, because targets sum to the region count.
+func (c *Cluster) assignUnassigned(stores []*store, targets map[uint64]int) {
+	for _, s := range stores {
+		target, ok := targets[s.id]
+		if !ok || c.unassigned == 0 {
+			continue
+		}
+		give := min(c.unassigned, max(target-s.leaders, 0))
+		s.leaders += give
+		c.unassigned -= give
+	}
+}
+
+// balanceLeaders moves, within dt, leaders from eligible stores above their target to those below it.
+func (c *Cluster) balanceLeaders(dt time.Duration, stores []*store, targets map[uint64]int) {
+	for _, dst := range stores {
+		target, ok := targets[dst.id]
+		if !ok || dst.leaders >= target {
+			continue
+		}
+		budget := min(target-dst.leaders, rateAmount(target, dt, c.set.timings.LeaderReturnTime))
+		for budget > 0 {
+			src := mostAboveTarget(stores, targets)
+			if src == nil {
+				break
+			}
+			n := min(budget, src.leaders-targets[src.id])
+			src.leaders -= n
+			dst.leaders += n
+			budget -= n
+		}
+	}
+}
+
+func mostAboveTarget(stores []*store, targets map[uint64]int) *store {
+	var best *store
+	for _, s := range stores {
+		target, ok := targets[s.id]
+		if !ok || s.leaders <= target {
+			continue
+		}
+		if best == nil || s.leaders-target > best.leaders-targets[best.id] {
+			best = s
+		}
+	}
+	return best
+}
+
+// evictLeaderPrefix is the name of PD's evict-leader scheduler; one per store is listed as
+// "evict-leader-scheduler-<storeID>".
+const evictLeaderPrefix = "evict-leader-scheduler"
+
+// schedulerNames lists the running schedulers sorted by name, as `GET /pd/api/v1/schedulers`.
+func (c *Cluster) schedulerNames() []string {
+	names := make([]string, 0, len(c.schedulers)+len(c.evicting))
+	for name := range c.schedulers {
+		names = append(names, name)
+	}
+	for id := range c.evicting {
+		names = append(names, fmt.Sprintf("%s-%d", evictLeaderPrefix, id))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// evictedStoreIDs returns the store IDs under an evict-leader scheduler, sorted.
+func (c *Cluster) evictedStoreIDs() []uint64 {
+	ids := make([]uint64, 0, len(c.evicting))
+	for id := range c.evicting {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// addEvictLeader starts an evict-leader scheduler for storeID: 500 like PD when the store is unknown or
+// the scheduler already exists.
+func (c *Cluster) addEvictLeader(storeID uint64) *pdError {
+	s, ok := c.stores[storeID]
+	switch {
+	case !ok:
+		return &pdError{http.StatusInternalServerError, storeNotFound(storeID)}
+	case c.evicting[storeID]:
+		return &pdError{http.StatusInternalServerError, "[PD:scheduler:ErrSchedulerExisted]scheduler existed"}
+	}
+	c.evicting[storeID] = true
+	s.drainFrom = s.leaders
+	c.log.Info("evict-leader scheduler added", "store", storeID, "leaders", s.leaders)
+	return nil
+}
+
+// addScheduler adds one of PD's store-independent schedulers by name.
+func (c *Cluster) addScheduler(name string) *pdError {
+	known := false
+	for _, def := range defaultSchedulers {
+		known = known || def == name
+	}
+	switch {
+	case !known:
+		return &pdError{http.StatusBadRequest, "unknown scheduler"}
+	case c.schedulers[name]:
+		return &pdError{http.StatusInternalServerError, "[PD:scheduler:ErrSchedulerExisted]scheduler existed"}
+	}
+	c.schedulers[name] = true
+	return nil
+}
+
+// removeScheduler is `DELETE /pd/api/v1/schedulers/{name}`: 404 like PD when no such scheduler runs.
+func (c *Cluster) removeScheduler(name string) *pdError {
+	notFound := &pdError{http.StatusNotFound, "[PD:scheduler:ErrSchedulerNotFound]scheduler not found"}
+	if suffix, ok := strings.CutPrefix(name, evictLeaderPrefix+"-"); ok {
+		id, err := strconv.ParseUint(suffix, 10, 64)
+		if err != nil || !c.evicting[id] {
+			return notFound
+		}
+		delete(c.evicting, id)
+		c.log.Info("evict-leader scheduler removed", "store", id)
+		return nil
+	}
+	if !c.schedulers[name] {
+		return notFound
+	}
+	delete(c.schedulers, name)
+	return nil
+}

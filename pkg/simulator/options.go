@@ -1,0 +1,104 @@
+package simulator
+
+import (
+	"fmt"
+	"time"
+)
+
+// Timings are the durations of the simulated state machine. They are simulator-wide and can be changed at
+// run time through the admin API.
+type Timings struct {
+	// MaxStoreDownTime: a store that misses heartbeats this long is reported Down (PD
+	// `schedule.max-store-down-time`).
+	MaxStoreDownTime time.Duration
+	// StoreDisconnectTime: a store that misses heartbeats this long is reported Disconnected (PD: 20s).
+	StoreDisconnectTime time.Duration
+	// RegionMigrationTime: an Offline store becomes Tombstone after its regions migrated for this long
+	// while at least max-replicas other stores were Up.
+	RegionMigrationTime time.Duration
+	// LeaderDrainTime: an evict-leader scheduler (or going Offline) moves all leaders off a store within this.
+	LeaderDrainTime time.Duration
+	// LeaderReturnTime: balancing gives a store back its share of leaders within this.
+	LeaderReturnTime time.Duration
+}
+
+// FastTimings are the defaults, chosen so that tests see every transition within seconds.
+func FastTimings() Timings {
+	return Timings{
+		MaxStoreDownTime:    10 * time.Second,
+		StoreDisconnectTime: 0,
+		RegionMigrationTime: 3 * time.Second,
+		LeaderDrainTime:     2 * time.Second,
+		LeaderReturnTime:    2 * time.Second,
+	}
+}
+
+// RealisticTimings are orders of magnitude of a real small cluster: PD's defaults for the store timers,
+// and minutes for data movement.
+func RealisticTimings() Timings {
+	return Timings{
+		MaxStoreDownTime:    30 * time.Minute,
+		StoreDisconnectTime: 20 * time.Second,
+		RegionMigrationTime: 10 * time.Minute,
+		LeaderDrainTime:     time.Minute,
+		LeaderReturnTime:    time.Minute,
+	}
+}
+
+// Validate reports the first negative duration.
+func (t Timings) Validate() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"max-store-down-time", t.MaxStoreDownTime}, {"store-disconnect-time", t.StoreDisconnectTime},
+		{"region-migration-time", t.RegionMigrationTime}, {"leader-drain-time", t.LeaderDrainTime},
+		{"leader-return-time", t.LeaderReturnTime},
+	} {
+		if f.d < 0 {
+			return fmt.Errorf("%s must not be negative, got %v", f.name, f.d)
+		}
+	}
+	return nil
+}
+
+// Options configure a Registry.
+type Options struct {
+	// Timings of the state machine.
+	Timings Timings
+	// RegionCount is the number of regions of every new cluster (default 1000).
+	RegionCount int
+	// MaxReplicas is PD `replication.max-replicas` of every new cluster (default 3).
+	MaxReplicas uint64
+	// ClusterDomain is appended to member and store addresses (`<pod>.<svc>.<ns>.svc.<domain>`) unless the
+	// TidbCluster sets `spec.clusterDomain`; empty means PD's default, no domain.
+	ClusterDomain string
+	// DefaultVersion is reported for components whose image has no tag (default "v8.5.0").
+	DefaultVersion string
+}
+
+// DefaultOptions returns FastTimings, 1000 regions, 3 replicas and version v8.5.0.
+func DefaultOptions() Options {
+	return Options{Timings: FastTimings(), RegionCount: 1000, MaxReplicas: 3, DefaultVersion: "v8.5.0"}
+}
+
+// withDefaults fills zero fields from DefaultOptions and validates; it errors on negative values.
+func (o Options) withDefaults() (Options, error) {
+	def := DefaultOptions()
+	if o.RegionCount == 0 {
+		o.RegionCount = def.RegionCount
+	}
+	if o.MaxReplicas == 0 {
+		o.MaxReplicas = def.MaxReplicas
+	}
+	if o.DefaultVersion == "" {
+		o.DefaultVersion = def.DefaultVersion
+	}
+	if o.RegionCount < 0 {
+		return o, fmt.Errorf("region count must not be negative, got %d", o.RegionCount)
+	}
+	if err := o.Timings.Validate(); err != nil {
+		return o, err
+	}
+	return o, nil
+}

@@ -1,0 +1,214 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
+)
+
+// Server answers the simulated PD, TiKV and TiDB HTTP APIs and the admin API. It is an http.Handler for:
+//   - proxy requests in absolute form (`GET http://basic-pd.ns:2379/pd/api/v1/members`), dispatched on
+//     the URL's host and port, which is how clients with HTTP_PROXY pointing here reach it;
+//   - plain requests whose Host header is a simulated address (extra --listen addresses, curl --resolve);
+//   - plain requests to `/sim/v1/...`: the admin API.
+//
+// CONNECT (HTTPS through the proxy) is answered 501: TLS is not simulated.
+type Server struct {
+	reg   *Registry
+	clock clock.Clock
+	log   klog.Logger
+	pd    *http.ServeMux
+	tidb  *http.ServeMux
+	tikv  *http.ServeMux
+	admin *http.ServeMux
+}
+
+// NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
+func NewServer(reg *Registry, clk clock.Clock, log klog.Logger) *Server {
+	s := &Server{reg: reg, clock: clk, log: log}
+	s.pd = s.pdRoutes()
+	s.tidb = s.tidbRoutes()
+	s.tikv = s.tikvRoutes()
+	s.admin = s.adminRoutes()
+	return s
+}
+
+// reqState is what a simulated handler sees: the cluster (locked) and the endpoint addressed.
+type reqState struct {
+	c   *Cluster
+	t   target
+	now time.Time
+}
+
+type reqStateKey struct{}
+
+func stateOf(r *http.Request) *reqState {
+	st, _ := r.Context().Value(reqStateKey{}).(*reqState)
+	return st
+}
+
+// ServeHTTP dispatches one request; see Server.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		writeText(w, http.StatusNotImplemented, "simulator: TLS not simulated; use plain http:// addresses\n")
+		return
+	}
+	viaProxy := r.URL.IsAbs()
+	host := r.Host
+	if viaProxy {
+		host = r.URL.Host
+		if r.URL.Scheme != "http" {
+			writeText(w, http.StatusNotImplemented, "simulator: TLS not simulated; use plain http:// addresses\n")
+			return
+		}
+	}
+	t, err := parseTarget(host, localPort(r))
+	if err != nil {
+		s.serveOther(w, r, viaProxy, err)
+		return
+	}
+	s.serveTarget(w, r, t, viaProxy)
+}
+
+// serveOther handles requests that name no simulated endpoint: the admin API when addressed directly,
+// otherwise an error that says what the simulator does answer.
+func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, viaProxy bool, err error) {
+	switch {
+	case !viaProxy && (r.URL.Path == api.PathPrefix || strings.HasPrefix(r.URL.Path, api.PathPrefix+"/")):
+		s.admin.ServeHTTP(w, r)
+	case viaProxy:
+		writeText(w, http.StatusBadGateway, fmt.Sprintf("simulator: cannot resolve %v\n", err))
+	default:
+		writeJSON(w, http.StatusNotFound, api.Error{Error: fmt.Sprintf(
+			"%v; send simulated requests through the proxy or with a simulated Host header, admin requests to %s",
+			err, api.PathPrefix)})
+	}
+}
+
+// serveTarget applies the cluster's faults, checks the endpoint is reachable and runs the component's
+// handler under the registry lock, buffering the answer.
+func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, viaProxy bool) {
+	var act faultAction
+	if !s.reg.withCluster(t.key, false, func(c *Cluster) { act = c.matchFaults(t.component(), r) }) {
+		connectFailure(w, viaProxy, t.hostport, fmt.Sprintf("no simulated TiDB cluster %s (no pod, PVC or TidbCluster of it is known)", t.key))
+		return
+	}
+	if act.delay > 0 {
+		select {
+		case <-s.clock.After(act.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	switch {
+	case act.drop:
+		dropConnection(w)
+		return
+	case act.status != 0:
+		writeText(w, act.status, act.body)
+		return
+	}
+	buf, failure := newBufferedResponse(), ""
+	found := s.reg.withCluster(t.key, false, func(c *Cluster) {
+		resolved, why := c.resolve(t)
+		if failure = why; why != "" {
+			return
+		}
+		st := &reqState{c: c, t: resolved, now: s.reg.clock.Now()}
+		s.muxFor(resolved).ServeHTTP(buf, r.WithContext(context.WithValue(r.Context(), reqStateKey{}, st)))
+	})
+	if !found {
+		failure = fmt.Sprintf("no simulated TiDB cluster %s", t.key)
+	}
+	if failure != "" {
+		connectFailure(w, viaProxy, t.hostport, failure)
+		return
+	}
+	buf.flush(w)
+}
+
+func (s *Server) muxFor(t target) *http.ServeMux {
+	switch t.component() {
+	case ComponentTiDB:
+		return s.tidb
+	case ComponentTiKV:
+		return s.tikv
+	}
+	return s.pd
+}
+
+// resolve checks that the addressed endpoint accepts connections, as the Kubernetes Service or pod would,
+// and picks the pod behind a Service address. It returns the reason when it does not.
+func (c *Cluster) resolve(t target) (target, string) {
+	refused := "connection refused"
+	switch t.kind {
+	case targetPDService, targetPDMember:
+		if c.pdUnreachable {
+			return t, refused + " (PD made unreachable by the simulator's admin API)"
+		}
+		if t.kind == targetPDMember {
+			m, ok := c.members[t.pod]
+			if !ok || !c.memberRunning(m) {
+				return t, refused
+			}
+			return t, ""
+		}
+		return c.pickPD(t)
+	case targetTiKVPod:
+		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentTiKV || !p.Running {
+			return t, refused
+		}
+	case targetTiDBPod:
+		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentTiDB || !p.Running || !p.Ready {
+			return t, refused
+		}
+	case targetTiDBService:
+		for _, p := range c.podsOf(ComponentTiDB) {
+			if p.Running && (p.Ready || t.peerService()) {
+				t.pod = p.Name
+				return t, ""
+			}
+		}
+		return t, "no endpoints available for service " + t.service
+	}
+	return t, ""
+}
+
+// pickPD chooses the member that serves a PD Service address: the leader when its pod backs the Service,
+// else the first member that does. The client Service routes to Ready pods only, the headless peer Service
+// to every running pod.
+func (c *Cluster) pickPD(t target) (target, string) {
+	backs := func(m *pdMember) bool {
+		p, ok := c.podWithIdentity(m.ident)
+		return ok && p.Running && (p.Ready || t.peerService())
+	}
+	if m, ok := c.members[c.leader]; ok && backs(m) {
+		t.pod = m.name
+		return t, ""
+	}
+	for _, m := range c.sortedMembers() {
+		if backs(m) {
+			t.pod = m.name
+			return t, ""
+		}
+	}
+	return t, "no endpoints available for service " + t.service
+}
+
+// localPort is the port the request arrived on, the default when the Host header names none.
+func localPort(r *http.Request) string {
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(addr.String()); err == nil {
+			return port
+		}
+	}
+	return "80"
+}

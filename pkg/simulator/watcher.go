@@ -1,0 +1,205 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// Labels the operator puts on every object of a cluster (spec §3.3).
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	ManagedByValue = "tidb-operator"
+)
+
+// pendingRetry is how soon a cluster whose pod waits for an unseen PVC is looked at again.
+const pendingRetry = 2 * time.Second
+
+// Watcher feeds a Registry from the API server: shared informers on Pods and PVCs labelled
+// managed-by=tidb-operator (and, when the CRD exists, TidbClusters) enqueue the cluster of every changed
+// object; one worker rebuilds that cluster's observation from the caches and hands it to the Registry.
+type Watcher struct {
+	reg       *Registry
+	kube      kubernetes.Interface
+	namespace string
+	log       klog.Logger
+	queue     workqueue.TypedRateLimitingInterface[ClusterKey]
+	factory   informers.SharedInformerFactory
+	pods      corelisters.PodLister
+	pvcs      corelisters.PersistentVolumeClaimLister
+	tcs       *tidbClusterWatch
+}
+
+// NewWatcher builds the informers; namespace "" watches all namespaces. tcs may be nil (no TidbCluster
+// watch). Nothing runs until Start.
+func NewWatcher(reg *Registry, kube kubernetes.Interface, namespace string, tcs *tidbClusterWatch, log klog.Logger) *Watcher {
+	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue}).String()
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	w := &Watcher{
+		reg: reg, kube: kube, namespace: namespace, log: log, factory: factory, tcs: tcs,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[ClusterKey](),
+			workqueue.TypedRateLimitingQueueConfig[ClusterKey]{Name: "tidb-simulator"}),
+		pods: factory.Core().V1().Pods().Lister(),
+		pvcs: factory.Core().V1().PersistentVolumeClaims().Lister(),
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.enqueueObject,
+		UpdateFunc: func(_, obj any) { w.enqueueObject(obj) },
+		DeleteFunc: w.enqueueObject,
+	}
+	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(handler)
+	_, _ = factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(handler)
+	if tcs != nil {
+		tcs.onChange = func(key ClusterKey) { w.queue.Add(key) }
+	}
+	return w
+}
+
+// Start runs the informers and the worker until ctx ends. It returns once the Pod and PVC caches are
+// synced, or an error when ctx ends first.
+func (w *Watcher) Start(ctx context.Context) error {
+	w.factory.Start(ctx.Done())
+	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("wait for the %v informer cache to sync: %w", typ, context.Cause(ctx))
+		}
+	}
+	if w.tcs != nil {
+		go w.tcs.run(ctx)
+	}
+	go func() {
+		<-ctx.Done()
+		w.queue.ShutDown()
+	}()
+	go func() {
+		for w.processNext(ctx) {
+		}
+	}()
+	w.log.Info("watching pods and PVCs", "namespace", w.namespace, "selector", LabelManagedBy+"="+ManagedByValue)
+	return nil
+}
+
+// enqueueObject queues the cluster an object belongs to (its namespace and instance label).
+func (w *Watcher) enqueueObject(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	meta, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if name := meta.GetLabels()[LabelInstance]; name != "" {
+		w.queue.Add(ClusterKey{Namespace: meta.GetNamespace(), Name: name})
+	}
+}
+
+func (w *Watcher) processNext(ctx context.Context) bool {
+	key, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(key)
+	obs, pending := w.observe(ctx, key)
+	w.reg.Observe(key, obs)
+	w.queue.Forget(key)
+	if pending {
+		w.queue.AddAfter(key, pendingRetry)
+	}
+	return true
+}
+
+// observe rebuilds the observation of key from the caches; pending reports a pod waiting for a PVC.
+func (w *Watcher) observe(ctx context.Context, key ClusterKey) (ClusterObservation, bool) {
+	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelInstance: key.Name})
+	var obs ClusterObservation
+	pending := false
+	pods, _ := w.pods.Pods(key.Namespace).List(selector)
+	for _, pod := range pods {
+		comp := Component(pod.Labels[LabelComponent])
+		if comp != ComponentPD && comp != ComponentTiKV && comp != ComponentTiDB {
+			continue
+		}
+		p := w.podObservation(ctx, pod, comp)
+		pending = pending || p.PVCPending
+		obs.Pods = append(obs.Pods, p)
+	}
+	pvcs, _ := w.pvcs.PersistentVolumeClaims(key.Namespace).List(selector)
+	obs.HasPVCs = len(pvcs) > 0
+	if w.tcs != nil {
+		obs.TidbCluster = w.tcs.lookup(key)
+	}
+	return obs, pending
+}
+
+// podObservation extracts what the simulator needs from pod.
+func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Component) PodObservation {
+	p := PodObservation{
+		Name:      pod.Name,
+		Component: comp,
+		Running:   pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil,
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+			p.Ready = p.Running
+		}
+	}
+	for i, c := range pod.Spec.Containers {
+		if c.Name == string(comp) || (i == 0 && p.Version == "") {
+			p.Version = imageVersion(c.Image)
+		}
+	}
+	if claim := dataClaimName(pod, comp); claim != "" {
+		p.PVCUID, p.PVCPending = w.pvcUID(ctx, pod.Namespace, claim)
+	}
+	return p
+}
+
+// dataClaimName is the PVC holding the component's data: <comp>-<pod> as the operator's volumeClaimTemplate
+// names it, else the first PVC the pod mounts; empty when it mounts none.
+func dataClaimName(pod *corev1.Pod, comp Component) string {
+	first := ""
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		if v.PersistentVolumeClaim.ClaimName == string(comp)+"-"+pod.Name {
+			return v.PersistentVolumeClaim.ClaimName
+		}
+		if first == "" {
+			first = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	return first
+}
+
+// pvcUID returns the UID of PVC namespace/name from the cache, else from the API server (a PVC without the
+// managed-by label is not cached); pending when it does not exist (yet) or cannot be read.
+func (w *Watcher) pvcUID(ctx context.Context, namespace, name string) (uid string, pending bool) {
+	if pvc, err := w.pvcs.PersistentVolumeClaims(namespace).Get(name); err == nil {
+		return string(pvc.UID), false
+	}
+	getCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	pvc, err := w.kube.CoreV1().PersistentVolumeClaims(namespace).Get(getCtx, name, metav1.GetOptions{})
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			w.log.Error(err, "read PVC", "pvc", klog.KRef(namespace, name))
+		}
+		return "", true
+	}
+	return string(pvc.UID), false
+}
