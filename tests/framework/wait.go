@@ -71,7 +71,7 @@ func Poll(ctx context.Context, timeout time.Duration, cond func(ctx context.Cont
 			case last == "":
 				last = "nothing recorded (call framework.Observef in the condition)"
 			}
-			return fmt.Errorf("not done after %s (%v); last observation: %s", time.Since(start).Round(time.Millisecond), context.Cause(ctx), last)
+			return fmt.Errorf("not done after %s (%w); last observation: %s", time.Since(start).Round(time.Millisecond), context.Cause(ctx), last)
 		case <-ticker.C:
 		}
 	}

@@ -24,8 +24,8 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
-	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 )
 
 type recorderT = record.EventRecorder

@@ -77,10 +77,10 @@ func newClientService(tc *v1alpha1.TidbCluster) *corev1.Service {
 	external := svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
 	if external {
 		if spec.MySQLNodePort != nil && *spec.MySQLNodePort > 0 {
-			svc.Spec.Ports[0].NodePort = int32(*spec.MySQLNodePort)
+			svc.Spec.Ports[0].NodePort = int32(*spec.MySQLNodePort) //nolint:gosec // validated to 0-65535 by the CRD schema and validation
 		}
 		if spec.StatusNodePort != nil && *spec.StatusNodePort > 0 && len(ports) > 1 {
-			svc.Spec.Ports[1].NodePort = int32(*spec.StatusNodePort)
+			svc.Spec.Ports[1].NodePort = int32(*spec.StatusNodePort) //nolint:gosec // validated to 0-65535 by the CRD schema and validation
 		}
 		if spec.ExternalTrafficPolicy != nil {
 			svc.Spec.ExternalTrafficPolicy = *spec.ExternalTrafficPolicy

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -128,7 +129,7 @@ func newStore(info *pdapi.StoreInfo) (v1alpha1.TiKVStore, bool) {
 		ID:          strconv.FormatUint(info.Store.ID, 10),
 		PodName:     podName,
 		IP:          host,
-		LeaderCount: int32(info.Status.LeaderCount),
+		LeaderCount: int32(min(info.Status.LeaderCount, math.MaxInt32)), //nolint:gosec // clamped above
 		State:       info.Store.StateName,
 	}
 	// The heartbeat time is not recorded: it changes every few seconds, and
