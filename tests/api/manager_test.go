@@ -83,7 +83,7 @@ func TestControllerManagerLeadsSyncsAndServes(t *testing.T) {
 		t.Fatalf("/metrics: %d %v", code, err)
 	}
 	for _, want := range []string{
-		`controller_runtime_reconcile_total{controller="tidbcluster",result="success"}`,
+		`controller_runtime_reconcile_total{controller="tidbcluster",result="requeue"}`, // basic waits for PD: no simulator here
 		`controller_runtime_reconcile_total{controller="tidbcluster",result="error"}`,
 		`controller_runtime_reconcile_time_seconds_bucket{controller="tidbcluster"`,
 		`workqueue_adds_total{name="tidbcluster"}`,
