@@ -1,0 +1,164 @@
+// Package planner decides, from what was observed, the one next lifecycle
+// action of a component: scale out, scale in, restart one pod on a new
+// revision, or wait. It is pure — no clients, listers, clocks or HTTP —
+// so every decision can be simulated step by step with invariants checked
+// after each step (planner_sim_test.go).
+//
+// Precedence, stated once:
+//   - Scaling wins over upgrading, because a rollout restarts pods one by
+//     one expecting a fixed membership; adding or removing members while
+//     restarting could leave two members of a quorum down at once. New
+//     pods start on the new revision anyway.
+//   - Scale-in removes the highest ordinal, one per action, so each
+//     removal can be prepared (PD member deleted, TiKV store Tombstone).
+//   - A rollout restarts one pod at a time from the highest ordinal down
+//     and only while every other pod is Ready and healthy, so at most one
+//     member is ever unavailable because of the operator.
+//   - Cross-component order PD → TiKV → TiDB: a component does not start
+//     restarting pods while a component it depends on is scaling or
+//     upgrading (the caller passes that as Component.BlockedBy).
+package planner
+
+import "fmt"
+
+// Kind is the kind of an action.
+type Kind string
+
+// Action kinds.
+const (
+	// Nothing: the component is where it should be.
+	Nothing Kind = "Nothing"
+	// Wait: something must happen first; Reason says what.
+	Wait Kind = "Wait"
+	// ScaleOut: raise replicas to Replicas (new highest ordinals).
+	ScaleOut Kind = "ScaleOut"
+	// ScaleIn: remove the pod Ordinal (the highest), leaving Replicas.
+	ScaleIn Kind = "ScaleIn"
+	// UpgradePod: restart pod Ordinal on the new revision (partition = Ordinal).
+	UpgradePod Kind = "UpgradePod"
+	// ForceUpgrade: restart every pod at once (partition 0), for a component
+	// that cannot come up on its current revision.
+	ForceUpgrade Kind = "ForceUpgrade"
+)
+
+// Pod is what was observed of one ordinal.
+type Pod struct {
+	// Exists is false when the StatefulSet has not created the pod (yet).
+	Exists bool
+	// Ready is the pod's Ready condition.
+	Ready bool
+	// Updated is true when the pod runs the StatefulSet's update revision.
+	Updated bool
+	// Healthy is the component's own view: a healthy PD member, an Up
+	// TiKV store, a TiDB answering /status.
+	Healthy bool
+}
+
+// Available reports whether the pod serves: it exists, is Ready and healthy.
+func (p Pod) Available() bool { return p.Exists && p.Ready && p.Healthy }
+
+// Component is what was observed of one component.
+type Component struct {
+	// Desired is the wanted number of pods (spec replicas plus failover extras).
+	Desired int32
+	// Replicas is the StatefulSet's spec.replicas now.
+	Replicas int32
+	// Partition is the StatefulSet's RollingUpdate partition now.
+	Partition int32
+	// Rolling is true while pods run an old revision (the template changed).
+	Rolling bool
+	// Pods by ordinal, for ordinals 0..Replicas-1.
+	Pods map[int32]Pod
+	// ScaleOutStep bounds how many pods one ScaleOut adds (PD joins one at a
+	// time); 0 means all at once.
+	ScaleOutStep int32
+	// Force restarts every pod at once (PD that cannot start on its config).
+	Force bool
+	// BlockedBy, when not empty, says why pods may not restart now (a
+	// component this one depends on is scaling or upgrading).
+	BlockedBy string
+}
+
+// Action is the one next step.
+type Action struct {
+	Kind Kind
+	// Ordinal is the pod removed (ScaleIn) or restarted (UpgradePod).
+	Ordinal int32
+	// Replicas is spec.replicas after the action.
+	Replicas int32
+	// Partition is the RollingUpdate partition after the action.
+	Partition int32
+	// Reason says why, for logs, events and conditions.
+	Reason string
+}
+
+// Plan returns the next action for c. It never returns an action that
+// removes or restarts a pod while another pod of c is unavailable, except
+// a forced upgrade.
+func Plan(c Component) Action {
+	keep := Action{Replicas: c.Replicas, Partition: c.Partition}
+	switch {
+	case c.Desired > c.Replicas:
+		n := c.Desired
+		if c.ScaleOutStep > 0 && c.Replicas+c.ScaleOutStep < n {
+			n = c.Replicas + c.ScaleOutStep
+		}
+		return Action{Kind: ScaleOut, Replicas: n, Partition: n,
+			Reason: fmt.Sprintf("scaling out from %d to %d", c.Replicas, n)}
+	case c.Desired < c.Replicas:
+		return planScaleIn(c, keep)
+	case !c.Rolling:
+		return Action{Kind: Nothing, Replicas: c.Replicas, Partition: c.Replicas}
+	case c.Force:
+		return Action{Kind: ForceUpgrade, Replicas: c.Replicas, Partition: 0, Reason: "force upgrade: restarting every pod"}
+	case c.BlockedBy != "":
+		return wait(keep, "upgrade waits: %s", c.BlockedBy)
+	}
+	return planRollout(c, keep)
+}
+
+func planScaleIn(c Component, keep Action) Action {
+	last := c.Replicas - 1
+	for o := int32(0); o < last; o++ {
+		if p := c.Pods[o]; !p.Available() {
+			return wait(keep, "scale-in waits until pod ordinal %d is available", o)
+		}
+	}
+	return Action{Kind: ScaleIn, Ordinal: last, Replicas: last, Partition: min(c.Partition, last),
+		Reason: fmt.Sprintf("scaling in from %d to %d", c.Replicas, last)}
+}
+
+// planRollout walks ordinals from the highest down: updated pods must be
+// available; the first pod not updated is restarted, unless another pod is
+// unavailable or the StatefulSet is already restarting it.
+func planRollout(c Component, keep Action) Action {
+	for o := c.Replicas - 1; o >= 0; o-- {
+		p, ok := c.Pods[o]
+		if !ok || !p.Exists {
+			return wait(keep, "pod ordinal %d does not exist yet", o)
+		}
+		if p.Updated {
+			if !p.Available() {
+				return wait(keep, "upgraded pod ordinal %d is not Ready and healthy yet", o)
+			}
+			continue
+		}
+		if o >= c.Partition {
+			return wait(keep, "pod ordinal %d is being restarted", o)
+		}
+		for other := int32(0); other < o; other++ {
+			if q := c.Pods[other]; !q.Available() {
+				return wait(keep, "pod ordinal %d must be available before ordinal %d restarts", other, o)
+			}
+		}
+		return Action{Kind: UpgradePod, Ordinal: o, Replicas: c.Replicas, Partition: o,
+			Reason: fmt.Sprintf("restarting pod ordinal %d on the new revision", o)}
+	}
+	return Action{Kind: Nothing, Replicas: c.Replicas, Partition: c.Replicas, Reason: "every pod runs the new revision"}
+}
+
+func wait(keep Action, format string, args ...any) Action {
+	keep.Kind = Wait
+	keep.Reason = fmt.Sprintf(format, args...)
+	return keep
+}

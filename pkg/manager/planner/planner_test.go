@@ -1,0 +1,68 @@
+package planner
+
+import "testing"
+
+func pods(n int32, f func(o int32) Pod) map[int32]Pod {
+	out := map[int32]Pod{}
+	for o := int32(0); o < n; o++ {
+		out[o] = f(o)
+	}
+	return out
+}
+
+func ready(updated bool) func(int32) Pod {
+	return func(int32) Pod { return Pod{Exists: true, Ready: true, Healthy: true, Updated: updated} }
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		c    Component
+		want Action
+	}{
+		{"converged", Component{Desired: 3, Replicas: 3, Partition: 3, Pods: pods(3, ready(true))},
+			Action{Kind: Nothing, Replicas: 3, Partition: 3}},
+		{"scale out all at once", Component{Desired: 5, Replicas: 3, Partition: 3, Pods: pods(3, ready(true))},
+			Action{Kind: ScaleOut, Replicas: 5, Partition: 5}},
+		{"scale out one step", Component{Desired: 5, Replicas: 3, Partition: 3, ScaleOutStep: 1, Pods: pods(3, ready(true))},
+			Action{Kind: ScaleOut, Replicas: 4, Partition: 4}},
+		{"scale in highest", Component{Desired: 3, Replicas: 5, Partition: 5, Pods: pods(5, ready(true))},
+			Action{Kind: ScaleIn, Ordinal: 4, Replicas: 4, Partition: 4}},
+		{"scaling wins over upgrading", Component{Desired: 4, Replicas: 3, Partition: 3, Rolling: true, Pods: pods(3, ready(false))},
+			Action{Kind: ScaleOut, Replicas: 4, Partition: 4}},
+		{"scale in waits for a down pod", Component{Desired: 2, Replicas: 3, Partition: 3, Pods: pods(3, func(o int32) Pod {
+			return Pod{Exists: true, Ready: o != 0, Healthy: true, Updated: true}
+		})}, Action{Kind: Wait, Replicas: 3, Partition: 3}},
+		{"rollout starts at the highest", Component{Desired: 3, Replicas: 3, Partition: 3, Rolling: true, Pods: pods(3, ready(false))},
+			Action{Kind: UpgradePod, Ordinal: 2, Replicas: 3, Partition: 2}},
+		{"rollout continues below an upgraded healthy pod", Component{Desired: 3, Replicas: 3, Partition: 2, Rolling: true,
+			Pods: pods(3, func(o int32) Pod { return Pod{Exists: true, Ready: true, Healthy: true, Updated: o == 2} })},
+			Action{Kind: UpgradePod, Ordinal: 1, Replicas: 3, Partition: 1}},
+		{"rollout waits for the upgraded pod", Component{Desired: 3, Replicas: 3, Partition: 2, Rolling: true,
+			Pods: pods(3, func(o int32) Pod { return Pod{Exists: true, Ready: o != 2, Healthy: true, Updated: o == 2} })},
+			Action{Kind: Wait, Replicas: 3, Partition: 2}},
+		{"rollout waits while another pod is down", Component{Desired: 3, Replicas: 3, Partition: 3, Rolling: true,
+			Pods: pods(3, func(o int32) Pod { return Pod{Exists: true, Ready: true, Healthy: o != 0} })},
+			Action{Kind: Wait, Replicas: 3, Partition: 3}},
+		{"a down pod itself may be restarted", Component{Desired: 3, Replicas: 3, Partition: 3, Rolling: true,
+			Pods: pods(3, func(o int32) Pod { return Pod{Exists: true, Ready: true, Healthy: o != 2} })},
+			Action{Kind: UpgradePod, Ordinal: 2, Replicas: 3, Partition: 2}},
+		{"blocked by another component", Component{Desired: 3, Replicas: 3, Partition: 3, Rolling: true, BlockedBy: "PD is upgrading",
+			Pods: pods(3, ready(false))}, Action{Kind: Wait, Replicas: 3, Partition: 3}},
+		{"force", Component{Desired: 1, Replicas: 1, Partition: 1, Rolling: true, Force: true, Pods: pods(1, ready(false))},
+			Action{Kind: ForceUpgrade, Replicas: 1, Partition: 0}},
+		{"rollout finished", Component{Desired: 3, Replicas: 3, Partition: 0, Rolling: true, Pods: pods(3, ready(true))},
+			Action{Kind: Nothing, Replicas: 3, Partition: 3}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Plan(tt.c)
+			got.Reason = ""
+			if got != tt.want {
+				t.Fatalf("Plan = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
