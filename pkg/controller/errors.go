@@ -11,8 +11,8 @@ import (
 
 // RequeueError says a sync is waiting for something outside the operator (a
 // pod becoming Ready, PD reporting a store Tombstone). It is not a failure:
-// the worker logs it at info level and retries the key after After (or with
-// the queue's rate limit when After is zero).
+// the worker logs it and retries the key after After (DefaultWaitDelay when
+// After is zero), without exponential backoff.
 type RequeueError struct {
 	// Reason says what the sync waits for, in words an operator user reads.
 	Reason string

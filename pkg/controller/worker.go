@@ -15,6 +15,10 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
 
+// DefaultWaitDelay is how soon a sync that waits (a RequeueError without
+// its own delay) runs again.
+const DefaultWaitDelay = 5 * time.Second
+
 // SyncFunc reconciles the object named by key ("namespace/name"). It returns
 // nil when done, a RequeueError when waiting, an IgnoreError when retrying
 // cannot help, and any other error to be retried with backoff.
@@ -116,14 +120,17 @@ func (w *Worker) handleResult(logger klog.Logger, key string, err error, took ti
 	case err == nil:
 		w.queue.Forget(key)
 	case waiting:
+		// Waiting is not failing: poll at a steady pace instead of backing
+		// off exponentially, because what is awaited (a pod Ready, a store
+		// Tombstone) is progress; events of the owned objects also wake us.
 		result = metrics.ResultRequeue
 		logger.V(2).Info("waiting", "reason", re.Reason)
-		if re.After > 0 {
-			w.queue.Forget(key)
-			w.queue.AddAfter(key, re.After)
-		} else {
-			w.queue.AddRateLimited(key)
+		after := re.After
+		if after <= 0 {
+			after = DefaultWaitDelay
 		}
+		w.queue.Forget(key)
+		w.queue.AddAfter(key, after)
 	case IsIgnore(err):
 		result = metrics.ResultError
 		logger.Info("not retrying", "err", err)

@@ -81,8 +81,9 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 	tidbClient := tidbapi.NewClient(httpClients, 0)
 	return []tidbcluster.Component{
 		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
-		component.NewManager(pd.New(pdControl, deps.Clock), nil, applier, deps),
-		component.NewManager(tikv.New(pdControl, deps.Clock), nil, applier, deps),
+		component.NewManager(pd.New(pdControl, deps.Clock), pd.NewHooks(pdControl), applier, deps),
+		component.NewManager(tikv.New(pdControl, deps.Clock),
+			tikv.NewHooks(pdControl, deps.KubeClient, deps.PodLister, deps.Recorder, deps.Clock), applier, deps),
 		component.NewManager(tidb.New(tidbClient, deps.PodLister, deps.Clock), tidb.Hooks{}, applier, deps),
 	}
 }

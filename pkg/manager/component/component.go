@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
 )
 
 // Component is what a member manager supplies to the skeleton. Builders are
@@ -47,17 +48,60 @@ type Component interface {
 	Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error
 }
 
-// Hooks are the lifecycle slots a component may fill; the skeleton calls
-// them before it changes replicas or rolls a pod. A hook returns nil when
-// the action may proceed, a controller.RequeueError to wait, or an error.
+// Hooks are the lifecycle slots a component fills; the skeleton calls them
+// around the planner's actions. A hook returns nil when the action may
+// proceed, a controller.RequeueError to wait, or an error.
 type Hooks interface {
-	// PreScaleIn prepares removing the pod with ordinal (delete the PD member,
-	// take the TiKV store offline) and returns nil once it may be deleted.
+	// PreScaleIn prepares removing the pod with ordinal (delete the PD
+	// member, take the TiKV store to Tombstone) and returns nil once the pod
+	// may be deleted.
 	PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
 	// PreUpgradePod prepares restarting the pod with ordinal (transfer the PD
 	// leader, evict TiKV leaders) and returns nil once it may restart.
 	PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
-	// UpgradedPodHealthy reports whether an updated pod is healthy in the
-	// component's own terms (a healthy PD member, an Up store).
-	UpgradedPodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
+	// PostUpgradePod undoes the preparation once the restarted pod with
+	// ordinal is available again (remove the evict-leader scheduler). It is
+	// called for every available updated pod during a rollout, so it must be
+	// cheap when there is nothing to undo.
+	PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+	// PodHealthy reports whether a pod is healthy in the component's own
+	// terms (a healthy PD member, an Up store, a TiDB answering /status).
+	PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
+	// UpgradeBlocker returns why pods may not restart now ("" when they
+	// may): a component this one depends on is scaling or upgrading.
+	UpgradeBlocker(tc *v1alpha1.TidbCluster) string
+	// ForceUpgrade reports whether every pod should restart at once.
+	ForceUpgrade(tc *v1alpha1.TidbCluster) bool
+	// ScaleOutStep bounds how many pods one scale-out adds (0: all).
+	ScaleOutStep(tc *v1alpha1.TidbCluster) int32
 }
+
+// NoHooks is the Hooks of a component without lifecycle support: it scales
+// out and rolls pods but refuses to scale in, because removing a stateful
+// member needs component-specific preparation.
+type NoHooks struct{}
+
+var _ Hooks = NoHooks{}
+
+// PreScaleIn refuses.
+func (NoHooks) PreScaleIn(context.Context, *v1alpha1.TidbCluster, int32) error {
+	return controller.Requeue("scale-in is not supported for this component")
+}
+
+// PreUpgradePod needs nothing.
+func (NoHooks) PreUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
+
+// PostUpgradePod needs nothing.
+func (NoHooks) PostUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
+
+// PodHealthy trusts the pod's readiness.
+func (NoHooks) PodHealthy(*v1alpha1.TidbCluster, string) bool { return true }
+
+// UpgradeBlocker blocks nothing.
+func (NoHooks) UpgradeBlocker(*v1alpha1.TidbCluster) string { return "" }
+
+// ForceUpgrade is never needed.
+func (NoHooks) ForceUpgrade(*v1alpha1.TidbCluster) bool { return false }
+
+// ScaleOutStep adds one pod at a time.
+func (NoHooks) ScaleOutStep(*v1alpha1.TidbCluster) int32 { return 1 }

@@ -3,89 +3,134 @@ package component
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
 
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/planner"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
-// scale moves the StatefulSet's replicas one step toward the desired count.
-// Scale-out adds the next ordinals at once; scale-in removes the highest
-// ordinal, one per sync, only after the component's PreScaleIn hook has
-// released it (a component without hooks cannot scale in).
-func (m *Manager) scale(ctx context.Context, st *syncState) error {
-	current := *st.desired.Spec.Replicas
-	want := m.comp.Replicas(st.tc)
-	switch {
-	case want > current:
-		setReplicas(st.desired, want)
-		st.scaled = true
-	case want < current:
-		if m.hooks == nil {
-			return controller.Requeue("scaling %s in from %d to %d is not supported yet", m.comp.Name(), current, want)
-		}
-		if err := m.hooks.PreScaleIn(ctx, st.tc, current-1); err != nil {
-			return err
-		}
-		setReplicas(st.desired, current-1)
-		st.scaled = true
-	}
-	return nil
-}
+// AnnTemplateHash records on the StatefulSet the hash of the pod template
+// the operator last applied, so a template change is seen before the
+// StatefulSet controller computes a new revision.
+const AnnTemplateHash = "tidb.kubetidb.io/template-hash"
 
-// failover is the slot where replacement members are added; failover is
-// planned by the lifecycle planner and is not wired yet.
+// failover is the slot where replacement members are added; failover
+// decisions are planned per component and are not wired yet.
 func (m *Manager) failover(context.Context, *syncState) error { return nil }
 
-// upgrade rolls pods to a new template one at a time, from the highest
-// ordinal down, by lowering the partition. Scaling wins over upgrading:
-// a round that changed replicas rolls nothing, because the ordinals being
-// added or removed must settle before pods restart. Every updated pod must
-// be Ready (and healthy by the component's hook) before the next restarts.
-func (m *Manager) upgrade(ctx context.Context, st *syncState) error {
-	live := st.live
-	if st.scaled || live == nil || !upgrading(live) || st.desired.Spec.UpdateStrategy.RollingUpdate == nil {
-		return nil
-	}
-	if live.Status.UpdateRevision == "" {
-		return controller.Requeue("StatefulSet %s has no update revision yet", live.Name)
-	}
+// lifecycle asks the planner for the one next action and carries it out
+// through the component's hooks: scale out, scale in (after PreScaleIn
+// released the ordinal), restart one pod (after PreUpgradePod), or wait.
+func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
+	tc, live := st.tc, st.live
 	pods, err := m.podsByOrdinal(st)
 	if err != nil {
 		return err
 	}
-	replicas := *st.desired.Spec.Replicas
-	for ordinal := replicas - 1; ordinal >= 0; ordinal-- {
-		pod, ok := pods[ordinal]
+	templateChanged := live.Annotations[AnnTemplateHash] != st.desired.Annotations[AnnTemplateHash]
+	observed := m.observePlan(tc, live, pods, templateChanged)
+	action := planner.Plan(observed)
+	logger := klog.FromContext(ctx)
+	if action.Kind != planner.Nothing {
+		logger.V(2).Info("planned", "action", action.Kind, "ordinal", action.Ordinal, "reason", action.Reason)
+	}
+	if err := m.postUpgrade(ctx, st, observed); err != nil {
+		m.comp.Status(tc).Phase = v1alpha1.UpgradePhase // not done until the component undid its preparation
+		return err
+	}
+	switch action.Kind {
+	case planner.Wait:
+		return controller.Requeue("%s", action.Reason)
+	case planner.ScaleOut:
+		if err := m.dropStalePVCs(ctx, tc, observed.Replicas, action.Replicas); err != nil {
+			return err
+		}
+	case planner.ScaleIn:
+		if err := m.hooks.PreScaleIn(ctx, tc, action.Ordinal); err != nil {
+			return err
+		}
+		if err := m.deferDeletePVCs(ctx, tc, action.Ordinal); err != nil {
+			return err
+		}
+	case planner.UpgradePod:
+		if err := m.hooks.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
+			return err
+		}
+	}
+	setReplicas(st.desired, action.Replicas)
+	if ru := st.desired.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		p := action.Partition
+		ru.Partition = &p
+	}
+	return nil
+}
+
+// observePlan turns what was observed into the planner's input.
+func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet, pods map[int32]*corev1.Pod, templateChanged bool) planner.Component {
+	replicas := *live.Spec.Replicas
+	c := planner.Component{
+		Desired:      m.comp.Replicas(tc),
+		Replicas:     replicas,
+		Partition:    replicas,
+		Rolling:      templateChanged || upgrading(live),
+		Pods:         map[int32]planner.Pod{},
+		ScaleOutStep: m.hooks.ScaleOutStep(tc),
+		Force:        m.hooks.ForceUpgrade(tc),
+		BlockedBy:    m.hooks.UpgradeBlocker(tc),
+	}
+	if ru := live.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		c.Partition = *ru.Partition
+	}
+	for o := int32(0); o < replicas; o++ {
+		p, ok := pods[o]
 		if !ok {
-			return controller.Requeue("pod %s does not exist yet", names.Pod(st.tc.Name, m.comp.Name(), ordinal))
-		}
-		rev := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
-		if rev == "" {
-			return controller.Requeue("pod %s has no revision label yet", pod.Name)
-		}
-		if rev == live.Status.UpdateRevision {
-			if !podReady(pod) {
-				return controller.Requeue("upgraded pod %s is not Ready yet", pod.Name)
-			}
-			if m.hooks != nil && !m.hooks.UpgradedPodHealthy(st.tc, pod.Name) {
-				return controller.Requeue("upgraded pod %s is not healthy yet", pod.Name)
-			}
+			c.Pods[o] = planner.Pod{}
 			continue
 		}
-		if m.hooks != nil {
-			if err := m.hooks.PreUpgradePod(ctx, st.tc, ordinal); err != nil {
+		c.Pods[o] = planner.Pod{
+			Exists:  true,
+			Ready:   podReady(p),
+			Updated: live.Status.UpdateRevision == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] == live.Status.UpdateRevision,
+			Healthy: m.hooks.PodHealthy(tc, p.Name),
+		}
+	}
+	return c
+}
+
+// postUpgrade lets the component undo its preparation for restarted pods
+// that are available again: while a rollout is in progress, and on the
+// first sync after it ended (the last pod's restart ends the rollout).
+func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Component) error {
+	if !c.Rolling && st.prevPhase != v1alpha1.UpgradePhase {
+		return nil
+	}
+	for o, p := range c.Pods {
+		if p.Updated && p.Available() && (o >= c.Partition || !c.Rolling) {
+			if err := m.hooks.PostUpgradePod(ctx, st.tc, o); err != nil {
 				return err
 			}
 		}
-		p := ordinal
-		st.desired.Spec.UpdateStrategy.RollingUpdate.Partition = &p
-		return nil
 	}
+	return nil
+}
+
+// annotateTemplateHash records the hash of the desired pod template.
+func annotateTemplateHash(sts *appsv1.StatefulSet) error {
+	hash, err := apply.Hash(sts.Spec.Template)
+	if err != nil {
+		return err
+	}
+	if sts.Annotations == nil {
+		sts.Annotations = map[string]string{}
+	}
+	sts.Annotations[AnnTemplateHash] = hash
 	return nil
 }
 
@@ -95,7 +140,6 @@ func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	out := make(map[int32]*corev1.Pod, len(list))
 	prefix := names.Member(st.tc.Name, m.comp.Name()) + "-"
 	for _, p := range list {

@@ -7,9 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
@@ -20,19 +23,27 @@ import (
 // Manager runs the skeleton for one component. It implements the
 // TidbCluster control's Component interface (Name and Sync).
 type Manager struct {
-	comp    Component
-	hooks   Hooks
-	applier *apply.Applier
-	sts     appslisters.StatefulSetLister
-	pods    corelisters.PodLister
-	cms     corelisters.ConfigMapLister
+	comp     Component
+	hooks    Hooks
+	applier  *apply.Applier
+	sts      appslisters.StatefulSetLister
+	pods     corelisters.PodLister
+	cms      corelisters.ConfigMapLister
+	pvcs     corelisters.PersistentVolumeClaimLister
+	kube     kubernetes.Interface
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
 }
 
-// NewManager returns the skeleton for comp. hooks may be nil: scale-in of
-// the component is then refused and upgrades need no preparation.
+// NewManager returns the skeleton for comp. hooks may be nil (NoHooks):
+// scale-in of the component is then refused and upgrades need no preparation.
 func NewManager(comp Component, hooks Hooks, applier *apply.Applier, deps *controller.Dependencies) *Manager {
+	if hooks == nil {
+		hooks = NoHooks{}
+	}
 	return &Manager{comp: comp, hooks: hooks, applier: applier,
-		sts: deps.StatefulSetLister, pods: deps.PodLister, cms: deps.ConfigMapLister}
+		sts: deps.StatefulSetLister, pods: deps.PodLister, cms: deps.ConfigMapLister,
+		pvcs: deps.PVCLister, kube: deps.KubeClient, clock: deps.Clock, recorder: deps.Recorder}
 }
 
 // Name is the component's name.
@@ -44,7 +55,7 @@ type syncState struct {
 	live      *appsv1.StatefulSet // nil until created
 	configMap string
 	desired   *appsv1.StatefulSet
-	scaled    bool
+	prevPhase v1alpha1.MemberPhase // the phase the last written status reported
 }
 
 // errStop ends a component's sync early without an error (paused cluster).
@@ -64,9 +75,8 @@ func (m *Manager) steps() []step {
 		{"configmap", m.syncConfigMap},
 		{"build", m.build},
 		{"create", m.createIfMissing},
-		{"scale", m.scale},
 		{"failover", m.failover},
-		{"upgrade", m.upgrade},
+		{"scale and upgrade", m.lifecycle},
 		{"apply", m.apply},
 	}
 }
@@ -115,6 +125,7 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	}
 	st.live = live
 	status := m.comp.Status(tc)
+	st.prevPhase = status.Phase
 	status.StatefulSet, status.Image = nil, ""
 	if live != nil {
 		status.StatefulSet = live.Status.DeepCopy()
@@ -161,7 +172,7 @@ func (m *Manager) build(_ context.Context, st *syncState) error {
 	}
 	setReplicas(desired, replicas)
 	st.desired = desired
-	return nil
+	return annotateTemplateHash(desired)
 }
 
 // createIfMissing creates the StatefulSet on the first sync and waits for

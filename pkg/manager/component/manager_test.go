@@ -2,6 +2,7 @@ package component_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -76,6 +77,17 @@ func (f *fixture) seed(t *testing.T) {
 		s.Status = appsv1.StatefulSetStatus{Replicas: *s.Spec.Replicas, ReadyReplicas: *s.Spec.Replicas,
 			CurrentRevision: "r1", UpdateRevision: "r1", ObservedGeneration: s.Generation}
 		mustAdd(t, inf.Apps().V1().StatefulSets().Informer().GetIndexer().Update(s))
+		for o := int32(0); o < *s.Spec.Replicas; o++ {
+			labels := map[string]string{appsv1.ControllerRevisionHashLabelKey: "r1"}
+			for k, v := range s.Spec.Template.Labels {
+				labels[k] = v
+			}
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", s.Name, o), Namespace: "ns", Labels: labels},
+				Status:     corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+			}
+			mustAdd(t, inf.Core().V1().Pods().Informer().GetIndexer().Update(pod))
+		}
 	}
 }
 

@@ -1,0 +1,98 @@
+package component
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+)
+
+// claimNames returns the PVC names of ordinal for the StatefulSet's volume
+// claim templates.
+func (m *Manager) claimNames(tc *v1alpha1.TidbCluster, templates []corev1.PersistentVolumeClaim, ordinal int32) []string {
+	var out []string
+	for _, t := range templates {
+		out = append(out, names.PVC(t.Name, tc.Name, m.comp.Name(), ordinal))
+	}
+	return out
+}
+
+// deferDeletePVCs marks the PVCs of a scaled-in ordinal with
+// tidb.pingcap.com/pvc-defer-deleting: they are kept (data is never
+// deleted at scale-in), and a later scale-out to that ordinal will not
+// reuse them.
+func (m *Manager) deferDeletePVCs(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
+	live, err := m.sts.StatefulSets(tc.Namespace).Get(names.Member(tc.Name, m.comp.Name()))
+	if err != nil {
+		return err
+	}
+	for _, name := range m.claimNames(tc, live.Spec.VolumeClaimTemplates, ordinal) {
+		pvc, err := m.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, ok := pvc.Annotations[label.AnnPVCDeferDeleting]; ok {
+			continue
+		}
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+			label.AnnPVCDeferDeleting: m.clock.Now().UTC().Format(time.RFC3339),
+		}}})
+		if _, err := m.kube.CoreV1().PersistentVolumeClaims(tc.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("mark PVC %s defer-deleting: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// dropStalePVCs deletes PVCs marked defer-deleting of the ordinals a
+// scale-out is about to create, so a new member never starts on the data
+// of a removed one, and waits until they are gone.
+func (m *Manager) dropStalePVCs(ctx context.Context, tc *v1alpha1.TidbCluster, from, to int32) error {
+	live, err := m.sts.StatefulSets(tc.Namespace).Get(names.Member(tc.Name, m.comp.Name()))
+	if err != nil {
+		return err
+	}
+	stale := 0
+	for o := from; o < to; o++ {
+		for _, name := range m.claimNames(tc, live.Spec.VolumeClaimTemplates, o) {
+			pvc, err := m.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if _, ok := pvc.Annotations[label.AnnPVCDeferDeleting]; !ok {
+				continue
+			}
+			stale++
+			if pvc.DeletionTimestamp != nil {
+				continue
+			}
+			err = m.kube.CoreV1().PersistentVolumeClaims(tc.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+				Preconditions: &metav1.Preconditions{UID: &pvc.UID}})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete stale PVC %s: %w", name, err)
+			}
+			m.recorder.Eventf(tc, corev1.EventTypeNormal, "SuccessfulDelete",
+				"delete PVC %s of a removed member before scaling out in TidbCluster %s successful", name, tc.Name)
+		}
+	}
+	if stale > 0 {
+		return controller.Requeue("waiting for %d stale PVC(s) of removed members to be deleted", stale)
+	}
+	return nil
+}
