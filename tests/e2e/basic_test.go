@@ -16,33 +16,41 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"net/http"
+	"sync"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/simulator"
+	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
 const readyTimeout = 4 * time.Minute
 
-// startSimulator runs the simulator for the test's namespace on simAddr.
-func startSimulator(t *testing.T, env *framework.Env) *simulator.Simulator {
+var (
+	simOnce sync.Once
+	sim     *simulator.Simulator
+	simErr  error
+)
+
+// startSimulator runs one simulator for the whole test binary on simAddr,
+// watching every namespace; it stops when the process exits.
+func startSimulator(t *testing.T, env *framework.Env) *simclient.Client {
 	t.Helper()
-	sim, err := simulator.New(simulator.Config{
-		Kube: env.Kube, Dynamic: env.Dynamic, Namespace: env.Namespace,
-		Listen: simAddr, Options: simulator.DefaultOptions(),
-	}, klog.Background().WithName("simulator"))
-	if err != nil {
-		t.Fatalf("start simulator: %v", err)
+	simOnce.Do(func() {
+		sim, simErr = simulator.New(simulator.Config{
+			Kube: env.Kube, Dynamic: env.Dynamic, Listen: simAddr, Options: simulator.DefaultOptions(),
+		}, klog.Background().WithName("simulator"))
+		if simErr == nil {
+			simErr = sim.Start(context.Background())
+		}
+	})
+	if simErr != nil {
+		t.Fatalf("start simulator: %v", simErr)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := sim.Start(ctx); err != nil {
-		cancel()
-		t.Fatalf("start simulator: %v", err)
-	}
-	t.Cleanup(cancel)
-	return sim
+	return simclient.New(sim.URL(), &http.Client{Timeout: 10 * time.Second})
 }
 
 func TestBasicClusterBecomesReadyAndIsCollected(t *testing.T) {

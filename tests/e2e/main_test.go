@@ -7,10 +7,13 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"net"
 	"os"
 	"testing"
+
+	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/tests/framework"
 )
@@ -30,5 +33,10 @@ func TestMain(m *testing.M) {
 	_ = ln.Close()
 	_ = os.Setenv("HTTP_PROXY", "http://"+simAddr)
 	_ = os.Setenv("NO_PROXY", "127.0.0.1,localhost")
+	if v := os.Getenv("KUBETIDB_TEST_V"); v != "" {
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("v", v)
+	}
 	framework.Main(m)
 }

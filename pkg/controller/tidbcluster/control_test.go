@@ -238,3 +238,24 @@ func TestReadyConditionOrder(t *testing.T) {
 }
 
 type appsStatus = appsv1.StatefulSetStatus
+
+func TestStatusOnlyUpdatesAreNotResynced(t *testing.T) {
+	t.Parallel()
+	old := newTC()
+	old.ResourceVersion = "1"
+	statusOnlyTC := old.DeepCopy()
+	statusOnlyTC.ResourceVersion = "2"
+	statusOnlyTC.Status.ClusterID = "42"
+	if !statusOnly(old, statusOnlyTC) {
+		t.Error("a status-only change must be recognised")
+	}
+	specTC := old.DeepCopy()
+	specTC.Generation++
+	annTC := old.DeepCopy()
+	annTC.Annotations = map[string]string{"tidb.pingcap.com/force-upgrade": "true"}
+	for name, tc := range map[string]*v1alpha1.TidbCluster{"spec": specTC, "annotation": annTC} {
+		if statusOnly(old, tc) {
+			t.Errorf("a %s change must be synced", name)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -40,7 +41,7 @@ func NewController(deps *controller.Dependencies, components []Component) (*Cont
 	tcInformer := deps.InformerFactory.Pingcap().V1alpha1().TidbClusters().Informer()
 	if _, err := tcInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.worker.Enqueue,
-		UpdateFunc: func(_, newObj any) { c.worker.Enqueue(newObj) }, // resyncs refresh PD-derived status
+		UpdateFunc: c.onUpdate,
 		DeleteFunc: c.onDelete,
 	}); err != nil {
 		return nil, fmt.Errorf("register TidbCluster handler: %w", err)
@@ -72,6 +73,25 @@ func (c *Controller) ownerUID(namespace, name string) (types.UID, error) {
 		return "", err
 	}
 	return tc.UID, nil
+}
+
+// onUpdate enqueues a changed cluster, and every resync (same
+// resourceVersion) so PD-derived status stays fresh, but not an update of
+// the status alone: the operator writes status itself, and reacting to its
+// own write would turn every status change into an immediate extra sync.
+func (c *Controller) onUpdate(oldObj, newObj any) {
+	oldTC, ok1 := oldObj.(*v1alpha1.TidbCluster)
+	newTC, ok2 := newObj.(*v1alpha1.TidbCluster)
+	if ok1 && ok2 && oldTC.ResourceVersion != newTC.ResourceVersion && statusOnly(oldTC, newTC) {
+		return
+	}
+	c.worker.Enqueue(newObj)
+}
+
+// statusOnly reports whether only the status differs between two versions.
+func statusOnly(a, b *v1alpha1.TidbCluster) bool {
+	return a.Generation == b.Generation && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
+		equality.Semantic.DeepEqual(a.Labels, b.Labels) && equality.Semantic.DeepEqual(a.Annotations, b.Annotations)
 }
 
 func (c *Controller) onDelete(obj any) {

@@ -1,0 +1,127 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
+	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
+)
+
+// watchInvariants samples the simulator and the pods while a change runs
+// and records every violation: a TiKV pod removed by a scale-in (gone, and
+// its ordinal beyond the StatefulSet's replicas) while its store is not
+// Tombstone. A pod briefly gone during a rolling restart is not a removal.
+type watchInvariants struct {
+	mu         sync.Mutex
+	violations []string
+	evicted    bool
+	leaders    map[string]bool
+}
+
+func (w *watchInvariants) run(ctx context.Context, env *framework.Env, sim *simclient.Client) {
+	w.leaders = map[string]bool{}
+	poll(ctx, func(ctx context.Context) bool {
+		st, err := sim.Cluster(ctx, env.Namespace, "basic")
+		if err != nil {
+			return ctx.Err() == nil
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		sts, err := env.Kube.AppsV1().StatefulSets(env.Namespace).Get(ctx, "basic-tikv", metav1.GetOptions{})
+		if err != nil {
+			return ctx.Err() == nil
+		}
+		for _, s := range st.Stores {
+			w.evicted = w.evicted || s.Evicting
+			ord, err := names.Ordinal(s.PodName)
+			if s.StateName == "Tombstone" || err != nil || ord < *sts.Spec.Replicas {
+				continue
+			}
+			if _, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, s.PodName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				w.violations = append(w.violations, fmt.Sprintf("pod %s was removed while its store %d is %s", s.PodName, s.ID, s.StateName))
+			}
+		}
+		if st.Leader != "" {
+			w.leaders[st.Leader] = true
+		}
+		return true
+	})
+}
+
+func (w *watchInvariants) check(t *testing.T) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range w.violations {
+		t.Error(v)
+	}
+}
+
+func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	sim := startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+
+	watchCtx, stop := context.WithCancel(env.Ctx)
+	w := &watchInvariants{}
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(watchCtx, env, sim) }()
+
+	upStores := func(n int) func(*v1alpha1.TidbCluster) bool {
+		return func(tc *v1alpha1.TidbCluster) bool {
+			up := 0
+			for _, s := range tc.Status.TiKV.Stores {
+				if s.State == "Up" {
+					up++
+				}
+			}
+			return up == n && len(tc.Status.TiKV.Stores) == n
+		}
+	}
+	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 5}})
+	waitReady(t, env, pc, "TiKV scaled out to 5 Up stores", upStores(5))
+	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 3}})
+	waitReady(t, env, pc, "TiKV scaled in to 3 stores", func(tc *v1alpha1.TidbCluster) bool {
+		return upStores(3)(tc) && len(tc.Status.TiKV.TombstoneStores) == 2 && tc.Status.TiKV.StatefulSet.Replicas == 3
+	})
+	for _, pvc := range []string{"tikv-basic-tikv-3", "tikv-basic-tikv-4"} {
+		got, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(env.Ctx, pvc, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("PVC %s of a scaled-in store must be kept: %v", pvc, err)
+			continue
+		}
+		if _, ok := got.Annotations["tidb.pingcap.com/pvc-defer-deleting"]; !ok {
+			t.Errorf("PVC %s lacks the defer-deleting annotation: %v", pvc, got.Annotations)
+		}
+	}
+
+	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"replicas": 5}})
+	waitReady(t, env, pc, "PD scaled out to 5 members", func(tc *v1alpha1.TidbCluster) bool { return len(tc.Status.PD.Members) == 5 })
+	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"replicas": 3}})
+	waitReady(t, env, pc, "PD scaled in to 3 members", func(tc *v1alpha1.TidbCluster) bool {
+		return len(tc.Status.PD.Members) == 3 && tc.Status.PD.StatefulSet.Replicas == 3
+	})
+	st, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Members) != 3 {
+		t.Errorf("PD still has %d members after scale-in: %+v", len(st.Members), st.Members)
+	}
+	stop()
+	<-done
+	w.check(t)
+}

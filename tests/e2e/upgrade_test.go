@@ -1,0 +1,144 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
+)
+
+// podUIDs maps each pod of a component to its UID.
+func podUIDs(t *testing.T, env *framework.Env, component string) map[string]types.UID {
+	t.Helper()
+	pods, err := env.Kube.CoreV1().Pods(env.Namespace).List(env.Ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=basic,app.kubernetes.io/component=" + component})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]types.UID{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.UID
+	}
+	return out
+}
+
+func imagesAre(env *framework.Env, component, tag string) func(*v1alpha1.TidbCluster) bool {
+	return func(*v1alpha1.TidbCluster) bool {
+		pods, err := env.Kube.CoreV1().Pods(env.Namespace).List(env.Ctx, metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/instance=basic,app.kubernetes.io/component=" + component})
+		if err != nil || len(pods.Items) == 0 {
+			return false
+		}
+		for _, p := range pods.Items {
+			if !podRunsTag(p, component, tag) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func podRunsTag(p corev1.Pod, container, tag string) bool {
+	for _, c := range p.Spec.Containers {
+		if c.Name == container {
+			return strings.HasSuffix(c.Image, ":"+tag)
+		}
+	}
+	return false
+}
+
+func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	sim := startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+	before := map[string]map[string]types.UID{}
+	for _, c := range []string{"pd", "tikv", "tidb"} {
+		before[c] = podUIDs(t, env, c)
+	}
+
+	watchCtx, stop := context.WithCancel(env.Ctx)
+	w := &watchInvariants{}
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(watchCtx, env, sim) }()
+	patchSpec(t, env, pc, map[string]any{"version": "v8.5.1"})
+	waitReady(t, env, pc, "every pod runs v8.5.1", func(tc *v1alpha1.TidbCluster) bool {
+		return imagesAre(env, "pd", "v8.5.1")(tc) && imagesAre(env, "tikv", "v8.5.1")(tc) && imagesAre(env, "tidb", "v8.5.1")(tc) &&
+			tc.Status.PD.Phase == v1alpha1.NormalPhase && tc.Status.TiKV.Phase == v1alpha1.NormalPhase && tc.Status.TiDB.Phase == v1alpha1.NormalPhase
+	})
+	stop()
+	<-done
+	w.check(t)
+	for c, uids := range before {
+		for pod, uid := range podUIDs(t, env, c) {
+			if uids[pod] == uid {
+				t.Errorf("%s pod %s was not restarted by the upgrade", c, pod)
+			}
+		}
+	}
+	if !w.evicted {
+		t.Error("no TiKV store was seen evicting leaders during the rollout")
+	}
+	if len(w.leaders) < 2 {
+		t.Errorf("the PD leader never moved during the rollout: %v", w.leaders)
+	}
+	st, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Schedulers {
+		if strings.HasPrefix(s, "evict-leader-scheduler") {
+			t.Errorf("evict-leader scheduler left behind: %s", s)
+		}
+	}
+}
+
+func TestConfigChangeRollsOnlyThatComponent(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+	pd, tikv, tidb := podUIDs(t, env, "pd"), podUIDs(t, env, "tikv"), podUIDs(t, env, "tidb")
+
+	patchSpec(t, env, pc, map[string]any{"tidb": map[string]any{"config": map[string]any{"log": map[string]any{"level": "warn"}}}})
+	waitReady(t, env, pc, "TiDB pods restarted on the new config", func(*v1alpha1.TidbCluster) bool {
+		now := podUIDs(t, env, "tidb")
+		for pod, uid := range tidb {
+			if now[pod] == uid || now[pod] == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for name, want := range map[string]map[string]types.UID{"pd": pd, "tikv": tikv} {
+		got := podUIDs(t, env, name)
+		for pod, uid := range want {
+			if got[pod] != uid {
+				t.Errorf("%s pod %s restarted although its config did not change", name, pod)
+			}
+		}
+	}
+	cms, err := env.Kube.CoreV1().ConfigMaps(env.Namespace).List(env.Ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=basic,app.kubernetes.io/component=tidb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, cm := range cms.Items {
+		found = found || strings.Contains(cm.Data["config-file"], `level = 'warn'`) || strings.Contains(cm.Data["config-file"], `level = "warn"`)
+	}
+	if !found {
+		t.Errorf("no TiDB ConfigMap holds the new log level")
+	}
+}
