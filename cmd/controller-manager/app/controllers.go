@@ -79,13 +79,20 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 	httpClients := pdapi.NewHTTPClientCache(secretTLS(deps))
 	pdControl := pdapi.NewControlWithHTTPClients(httpClients, 0)
 	tidbClient := tidbapi.NewClient(httpClients, 0)
+	cfg := deps.CLIConfig
 	return []tidbcluster.Component{
 		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
 		component.NewManager(pd.New(pdControl, deps.Clock), pd.NewHooks(pdControl), applier, deps),
 		component.NewManager(tikv.New(pdControl, deps.Clock),
-			tikv.NewHooks(pdControl, deps.KubeClient, deps.PodLister, deps.Recorder, deps.Clock), applier, deps),
-		component.NewManager(tidb.New(tidbClient, deps.PodLister, deps.Clock), tidb.Hooks{}, applier, deps),
+			tikv.NewHooks(failover(cfg.AutoFailover, cfg.TiKVFailoverPeriod), pdControl, deps.KubeClient, deps.PodLister, deps.Recorder, deps.Clock),
+			applier, deps),
+		component.NewManager(tidb.New(tidbClient, deps.PodLister, deps.Clock),
+			tidb.NewHooks(failover(cfg.AutoFailover, cfg.TiDBFailoverPeriod), deps.Recorder, deps.Clock), applier, deps),
 	}
+}
+
+func failover(enabled bool, period time.Duration) component.FailoverConfig {
+	return component.FailoverConfig{Enabled: enabled, Period: period}
 }
 
 // secretTLS loads a cluster's client certificate from its Secret. The

@@ -74,6 +74,12 @@ type Hooks interface {
 	ForceUpgrade(tc *v1alpha1.TidbCluster) bool
 	// ScaleOutStep bounds how many pods one scale-out adds (0: all).
 	ScaleOutStep(tc *v1alpha1.TidbCluster) int32
+	// Failover updates the component's failure records in tc.Status (mark
+	// members failed past the grace period, recover them) and returns an
+	// error only when it could not decide.
+	Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error
+	// FailoverReplicas is the number of extra pods the failure records ask for.
+	FailoverReplicas(tc *v1alpha1.TidbCluster) int32
 }
 
 // NoHooks is the Hooks of a component without lifecycle support: it scales
@@ -105,3 +111,9 @@ func (NoHooks) ForceUpgrade(*v1alpha1.TidbCluster) bool { return false }
 
 // ScaleOutStep adds one pod at a time.
 func (NoHooks) ScaleOutStep(*v1alpha1.TidbCluster) int32 { return 1 }
+
+// Failover does nothing.
+func (NoHooks) Failover(context.Context, *v1alpha1.TidbCluster) error { return nil }
+
+// FailoverReplicas is 0.
+func (NoHooks) FailoverReplicas(*v1alpha1.TidbCluster) int32 { return 0 }

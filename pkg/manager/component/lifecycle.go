@@ -21,9 +21,11 @@ import (
 // StatefulSet controller computes a new revision.
 const AnnTemplateHash = "tidb.kubetidb.io/template-hash"
 
-// failover is the slot where replacement members are added; failover
-// decisions are planned per component and are not wired yet.
-func (m *Manager) failover(context.Context, *syncState) error { return nil }
+// failover lets the component record failed members and recover them;
+// the failure records raise the desired replicas the planner works toward.
+func (m *Manager) failover(ctx context.Context, st *syncState) error {
+	return m.hooks.Failover(ctx, st.tc)
+}
 
 // lifecycle asks the planner for the one next action and carries it out
 // through the component's hooks: scale out, scale in (after PreScaleIn
@@ -76,7 +78,7 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet, pods map[int32]*corev1.Pod, templateChanged bool) planner.Component {
 	replicas := *live.Spec.Replicas
 	c := planner.Component{
-		Desired:      m.comp.Replicas(tc),
+		Desired:      m.comp.Replicas(tc) + m.hooks.FailoverReplicas(tc),
 		Replicas:     replicas,
 		Partition:    replicas,
 		Rolling:      templateChanged || upgrading(live),

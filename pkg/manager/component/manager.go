@@ -134,7 +134,7 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	if err := m.comp.Observe(ctx, tc, live); err != nil {
 		klog.FromContext(ctx).Info("could not observe members", "err", err)
 	}
-	status.Phase = phase(m.comp.Replicas(tc), live)
+	status.Phase = phase(m.comp.Replicas(tc)+m.hooks.FailoverReplicas(tc), live)
 	return nil
 }
 

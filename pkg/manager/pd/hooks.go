@@ -133,3 +133,10 @@ func (h *Hooks) ScaleOutStep(*v1alpha1.TidbCluster) int32 { return 1 }
 func (h *Hooks) client(tc *v1alpha1.TidbCluster) pdapi.Client {
 	return h.pd.GetPDClient(tc.Namespace, tc.Name, ClientOptions(tc))
 }
+
+// Failover of PD members is not automated yet: a PD member is never
+// replaced without a person deciding, which keeps quorum safe.
+func (h *Hooks) Failover(context.Context, *v1alpha1.TidbCluster) error { return nil }
+
+// FailoverReplicas is 0: PD failover is not automated yet.
+func (h *Hooks) FailoverReplicas(*v1alpha1.TidbCluster) int32 { return 0 }

@@ -28,6 +28,7 @@ import (
 // restarted only after its region leaders moved away (or the eviction
 // timed out); the evict-leader scheduler is removed once the pod is back.
 type Hooks struct {
+	failover component.FailoverConfig
 	pd       pdapi.Control
 	kube     kubernetes.Interface
 	pods     corelisters.PodLister
@@ -36,9 +37,9 @@ type Hooks struct {
 }
 
 // NewHooks returns TiKV's hooks.
-func NewHooks(ctl pdapi.Control, kube kubernetes.Interface, pods corelisters.PodLister,
+func NewHooks(cfg component.FailoverConfig, ctl pdapi.Control, kube kubernetes.Interface, pods corelisters.PodLister,
 	recorder record.EventRecorder, clk clock.PassiveClock) *Hooks {
-	return &Hooks{pd: ctl, kube: kube, pods: pods, recorder: recorder, clock: clk}
+	return &Hooks{failover: cfg, pd: ctl, kube: kube, pods: pods, recorder: recorder, clock: clk}
 }
 
 var _ component.Hooks = (*Hooks)(nil)
