@@ -113,7 +113,7 @@ func (h *Hooks) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {
 	return tc.Status.PD.Members[podName].Health
 }
 
-// UpgradeBlocker: PD comes first and waits for nothing.
+// UpgradeBlocker returns "": PD comes first and waits for nothing.
 func (h *Hooks) UpgradeBlocker(*v1alpha1.TidbCluster) string { return "" }
 
 // ForceUpgrade restarts every PD pod at once when PD cannot answer and
