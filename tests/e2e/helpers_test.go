@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 )
 
@@ -69,3 +70,5 @@ func poll(ctx context.Context, f func(context.Context) bool) {
 		}
 	}
 }
+
+type simState = api.ClusterState
