@@ -3,10 +3,12 @@
 package api
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,18 +19,32 @@ import (
 
 func TestExplainDocumentsFields(t *testing.T) {
 	operator.InstallCRDs(t)
-	out := framework.Kubectl(t, "explain", "tidbcluster.spec.tikv")
-	for _, want := range []string{"evictLeaderTimeout", "replicas", "leaders to leave a store"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("kubectl explain tidbcluster.spec.tikv lacks %q:\n%s", want, out)
+	// The API server publishes a new CRD's OpenAPI and discovery shortly
+	// after it is Established, so poll until kubectl sees it.
+	framework.WaitFor(t, context.Background(), time.Minute, "kubectl explain documents spec.tikv", func(ctx context.Context) (bool, error) {
+		out, stderr, err := framework.KubectlErr("explain", "tidbcluster.spec.tikv")
+		framework.Observef(ctx, "explain: %v %s", err, stderr)
+		if err != nil {
+			return false, nil
 		}
-	}
-	short := framework.Kubectl(t, "api-resources", "--api-group=pingcap.com", "-o", "wide")
-	for _, want := range []string{"tc ", "bk ", "rt ", "bks "} {
-		if !strings.Contains(short, want) {
-			t.Errorf("short name %q missing:\n%s", strings.TrimSpace(want), short)
+		for _, want := range []string{"evictLeaderTimeout", "replicas", "leaders to leave a store"} {
+			if !strings.Contains(out, want) {
+				framework.Observef(ctx, "explain lacks %q:\n%s", want, out)
+				return false, nil
+			}
 		}
-	}
+		return true, nil
+	})
+	framework.WaitFor(t, context.Background(), time.Minute, "short names tc, bk, rt, bks", func(ctx context.Context) (bool, error) {
+		out, _, err := framework.KubectlErr("api-resources", "--api-group=pingcap.com", "-o", "wide")
+		for _, want := range []string{"tc ", "bk ", "rt ", "bks "} {
+			if err != nil || !strings.Contains(out, want) {
+				framework.Observef(ctx, "api-resources lacks %q: %v\n%s", strings.TrimSpace(want), err, out)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 func TestTiDBOperatorYAMLAppliesUnchanged(t *testing.T) {
