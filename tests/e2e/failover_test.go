@@ -96,3 +96,31 @@ func upStoresOf(tc *v1alpha1.TidbCluster) int {
 	}
 	return n
 }
+
+func TestPDFailoverRebuildsAFailedMember(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	sim := startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, func(o *app.Options) { o.Controller.PDFailoverPeriod = time.Second })
+	pc := deployBasic(t, env)
+	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"maxFailoverCount": 1}})
+
+	if err := sim.SetMemberUnhealthy(env.Ctx, env.Namespace, "basic", "basic-pd-1", true); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, env.Ctx, readyTimeout, "basic-pd-1 deleted from PD and a fourth member added", func(ctx context.Context) (bool, error) {
+		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "basic", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		f := tc.Status.PD.FailureMembers["basic-pd-1"]
+		framework.Observef(ctx, "failure %+v, sts %+v", tc.Status.PD.FailureMembers, tc.Status.PD.StatefulSet)
+		return f.MemberDeleted && tc.Status.PD.StatefulSet != nil && tc.Status.PD.StatefulSet.Replicas == 4, nil
+	})
+	if err := sim.SetMemberUnhealthy(env.Ctx, env.Namespace, "basic", "basic-pd-1", false); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, env, pc, "PD recovers with three healthy members", func(tc *v1alpha1.TidbCluster) bool {
+		return len(tc.Status.PD.FailureMembers) == 0 && tc.Status.PD.StatefulSet.Replicas == 3 && len(tc.Status.PD.Members) == 3
+	})
+}

@@ -82,7 +82,7 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 	cfg := deps.CLIConfig
 	return []tidbcluster.Component{
 		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
-		component.NewManager(pd.New(pdControl, deps.Clock), pd.NewHooks(pdControl), applier, deps),
+		component.NewManager(pd.New(pdControl, deps.Clock), pd.NewHooks(failover(cfg.AutoFailover, cfg.PDFailoverPeriod), pdControl, deps.KubeClient, deps.Recorder, deps.Clock), applier, deps),
 		component.NewManager(tikv.New(pdControl, deps.Clock),
 			tikv.NewHooks(failover(cfg.AutoFailover, cfg.TiKVFailoverPeriod), pdControl, deps.KubeClient, deps.PodLister, deps.Recorder, deps.Clock),
 			applier, deps),

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/label"
@@ -17,11 +21,18 @@ import (
 // without first handing leadership to another healthy member, and delete a
 // member from PD before its pod goes.
 type Hooks struct {
-	pd pdapi.Control
+	failover component.FailoverConfig
+	pd       pdapi.Control
+	kube     kubernetes.Interface
+	recorder record.EventRecorder
+	clock    clock.PassiveClock
 }
 
 // NewHooks returns PD's hooks, talking to PD through ctl.
-func NewHooks(ctl pdapi.Control) *Hooks { return &Hooks{pd: ctl} }
+func NewHooks(cfg component.FailoverConfig, ctl pdapi.Control, kube kubernetes.Interface,
+	recorder record.EventRecorder, clk clock.PassiveClock) *Hooks {
+	return &Hooks{failover: cfg, pd: ctl, kube: kube, recorder: recorder, clock: clk}
+}
 
 var _ component.Hooks = (*Hooks)(nil)
 
@@ -133,10 +144,3 @@ func (h *Hooks) ScaleOutStep(*v1alpha1.TidbCluster) int32 { return 1 }
 func (h *Hooks) client(tc *v1alpha1.TidbCluster) pdapi.Client {
 	return h.pd.GetPDClient(tc.Namespace, tc.Name, ClientOptions(tc))
 }
-
-// Failover of PD members is not automated yet: a PD member is never
-// replaced without a person deciding, which keeps quorum safe.
-func (h *Hooks) Failover(context.Context, *v1alpha1.TidbCluster) error { return nil }
-
-// FailoverReplicas is 0: PD failover is not automated yet.
-func (h *Hooks) FailoverReplicas(*v1alpha1.TidbCluster) int32 { return 0 }

@@ -1,0 +1,123 @@
+package pd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+)
+
+// FailoverReplicas is one extra member per failed member already deleted
+// from PD, so the cluster keeps its size while the failed one is rebuilt.
+func (h *Hooks) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
+	n := int32(0)
+	for _, f := range tc.Status.PD.FailureMembers {
+		if f.MemberDeleted {
+			n++
+		}
+	}
+	return n
+}
+
+// Failover replaces a PD member unhealthy for longer than the grace
+// period: it records the failure, then — only while a quorum of the other
+// members is healthy — deletes the member from PD, its pod and its data
+// volume, so the StatefulSet recreates it empty and it joins again as a new
+// member; one extra member is added meanwhile. It recovers (the extra
+// member leaves through the normal scale-in) once every desired member is
+// healthy. One step per sync.
+func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	s := &tc.Status.PD
+	if allMembersHealthy(tc) {
+		if len(s.FailureMembers) > 0 {
+			h.recorder.Eventf(tc, corev1.EventTypeNormal, "Recovery", "every PD member is healthy again; removing %d failover member(s)", len(s.FailureMembers))
+		}
+		s.FailureMembers = nil
+		return nil
+	}
+	if !h.failover.Enabled || !s.Synced || component.MaxFailover(tc.Spec.PD.MaxFailoverCount) == 0 {
+		return nil
+	}
+	total := int(tc.Spec.PD.Replicas) + len(s.PeerMembers)
+	if HealthyMembers(tc) <= total/2 {
+		return controller.Requeue("PD failover waits: no quorum of healthy members")
+	}
+	for name, f := range s.FailureMembers {
+		if f.MemberDeleted {
+			continue
+		}
+		if s.Members[name].Health {
+			delete(s.FailureMembers, name)
+			continue
+		}
+		return h.replaceMember(ctx, tc, name, f)
+	}
+	if h.FailoverReplicas(tc) >= component.MaxFailover(tc.Spec.PD.MaxFailoverCount) {
+		return nil
+	}
+	return h.markFailure(tc)
+}
+
+// markFailure records the first desired member unhealthy past the period.
+func (h *Hooks) markFailure(tc *v1alpha1.TidbCluster) error {
+	s := &tc.Status.PD
+	now := h.clock.Now()
+	for o := int32(0); o < tc.Spec.PD.Replicas; o++ {
+		name := names.Pod(tc.Name, names.PD, o)
+		m, ok := s.Members[name]
+		if _, recorded := s.FailureMembers[name]; recorded || !ok || m.Health ||
+			!component.Expired(m.LastTransitionTime.Time, h.failover.Period, now) {
+			continue
+		}
+		if s.FailureMembers == nil {
+			s.FailureMembers = map[string]v1alpha1.PDFailureMember{}
+		}
+		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: name, MemberID: m.ID, CreatedAt: metav1.NewTime(now)}
+		h.recorder.Eventf(tc, corev1.EventTypeWarning, "PDMemberUnhealthy", "PD member %s is unhealthy; it will be replaced", name)
+		return controller.Requeue("PD member %s failed; replacing it", name)
+	}
+	return nil
+}
+
+// replaceMember deletes a failed member from PD, then its PVCs and its pod.
+func (h *Hooks) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster, name string, f v1alpha1.PDFailureMember) error {
+	id, err := strconv.ParseUint(f.MemberID, 10, 64)
+	if err != nil {
+		return fmt.Errorf("member ID %q of %s: %w", f.MemberID, name, err)
+	}
+	if err := h.client(tc).DeleteMemberByID(ctx, id); err != nil {
+		return fmt.Errorf("delete PD member %s: %w", name, err)
+	}
+	ordinal, err := names.Ordinal(name)
+	if err != nil {
+		return err
+	}
+	pvc := names.PVC(dataVolume, tc.Name, names.PD, ordinal)
+	if err := h.kube.CoreV1().PersistentVolumeClaims(tc.Namespace).Delete(ctx, pvc, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete PVC %s of failed member: %w", pvc, err)
+	}
+	if err := h.kube.CoreV1().Pods(tc.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s of failed member: %w", name, err)
+	}
+	f.MemberDeleted = true
+	tc.Status.PD.FailureMembers[name] = f
+	h.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted with its pod and data; it rejoins as a new member", name)
+	return nil
+}
+
+func allMembersHealthy(tc *v1alpha1.TidbCluster) bool {
+	for o := int32(0); o < tc.Spec.PD.Replicas; o++ {
+		if !tc.Status.PD.Members[names.Pod(tc.Name, names.PD, o)].Health {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,84 @@
+package pd
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+)
+
+func membersTC(health []bool, since time.Time) *v1alpha1.TidbCluster {
+	one := int32(1)
+	tc := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"},
+		Spec: v1alpha1.TidbClusterSpec{PD: &v1alpha1.PDSpec{Replicas: int32(len(health)), MaxFailoverCount: &one}}}
+	tc.Status.PD.Synced = true
+	tc.Status.PD.Members = map[string]v1alpha1.PDMember{}
+	for i, h := range health {
+		name := "basic-pd-" + string(rune('0'+i))
+		tc.Status.PD.Members[name] = v1alpha1.PDMember{Name: name, ID: "1" + string(rune('0'+i)), Health: h, LastTransitionTime: metav1.NewTime(since)}
+	}
+	return tc
+}
+
+func TestPDFailoverRecordsThenReplacesThenRecovers(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	kube := kubefake.NewClientset()
+	ctl := pdapi.NewFakeControl()
+	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kube, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	tc := membersTC([]bool{true, false, true}, now.Add(-time.Hour))
+
+	if err := h.Failover(context.Background(), tc); err == nil {
+		t.Fatal("recording a failure should requeue")
+	}
+	if f, ok := tc.Status.PD.FailureMembers["basic-pd-1"]; !ok || f.MemberDeleted || h.FailoverReplicas(tc) != 0 {
+		t.Fatalf("want basic-pd-1 recorded, not deleted: %+v", tc.Status.PD.FailureMembers)
+	}
+	if err := h.Failover(context.Background(), tc); err != nil {
+		t.Fatal(err)
+	}
+	if !tc.Status.PD.FailureMembers["basic-pd-1"].MemberDeleted || h.FailoverReplicas(tc) != 1 {
+		t.Fatalf("want the member deleted and one extra replica: %+v", tc.Status.PD.FailureMembers)
+	}
+	var deletes []string
+	for _, a := range kube.Actions() {
+		if a.GetVerb() == "delete" {
+			deletes = append(deletes, a.GetResource().Resource)
+		}
+	}
+	if len(deletes) != 2 {
+		t.Fatalf("want the PVC and the pod deleted, got %v", deletes)
+	}
+	calls := ctl.ClusterClient("ns", "basic").WriteCalls()
+	if len(calls) != 1 || calls[0].Method != pdapi.MethodDeleteMemberByID {
+		t.Fatalf("want one DeleteMemberByID, got %v", calls)
+	}
+	m := tc.Status.PD.Members["basic-pd-1"]
+	m.Health = true
+	tc.Status.PD.Members["basic-pd-1"] = m
+	if err := h.Failover(context.Background(), tc); err != nil || len(tc.Status.PD.FailureMembers) != 0 {
+		t.Fatalf("want recovery: %v %+v", err, tc.Status.PD.FailureMembers)
+	}
+}
+
+func TestPDFailoverNeverActsWithoutQuorum(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	kube := kubefake.NewClientset()
+	ctl := pdapi.NewFakeControl()
+	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kube, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	tc := membersTC([]bool{true, false, false}, now.Add(-time.Hour))
+	err := h.Failover(context.Background(), tc)
+	if _, waiting := controller.AsRequeue(err); !waiting || len(tc.Status.PD.FailureMembers) != 0 || len(kube.Actions()) != 0 {
+		t.Fatalf("without a healthy quorum nothing may happen: %v %+v %v", err, tc.Status.PD.FailureMembers, kube.Actions())
+	}
+}
