@@ -5,59 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
-	"github.com/kubetidb/tidb-operator/pkg/names"
 )
-
-// newCluster parses a TidbCluster manifest and defaults it, as the sync
-// does before it calls any builder.
-func newCluster(t *testing.T, manifest string) *v1alpha1.TidbCluster {
-	t.Helper()
-	tc := &v1alpha1.TidbCluster{}
-	if err := yaml.UnmarshalStrict([]byte(manifest), tc); err != nil {
-		t.Fatalf("parse cluster: %v", err)
-	}
-	if tc.Namespace == "" {
-		tc.Namespace = "ns"
-	}
-	defaulting.SetTidbClusterDefaults(tc)
-	return tc
-}
-
-// build runs every TiDB builder the way the skeleton does and returns the
-// objects in the order they are written.
-func build(t *testing.T, tc *v1alpha1.TidbCluster) []any {
-	t.Helper()
-	var out []any
-	for _, svc := range newServices(tc) {
-		out = append(out, svc)
-	}
-	data, err := newConfigData(tc)
-	if err != nil {
-		t.Fatalf("config data: %v", err)
-	}
-	cmName := ""
-	if data != nil {
-		cmName = names.Member(tc.Name, names.TiDB)
-		out = append(out, &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.Namespace, Labels: component.Labels(tc, names.TiDB)},
-			Data:       data,
-		})
-	}
-	sts, err := newStatefulSet(tc, cmName)
-	if err != nil {
-		t.Fatalf("StatefulSet: %v", err)
-	}
-	return append(out, sts)
-}
 
 const basicCluster = `
 metadata: {name: basic}
@@ -179,7 +133,7 @@ spec:
 	for name, manifest := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			golden.Assert(t, name, build(t, newCluster(t, manifest))...)
+			golden.Assert(t, name, golden.Objects(t, golden.Cluster(t, manifest), New(nil, nil, nil))...)
 		})
 	}
 }
@@ -188,18 +142,30 @@ spec:
 // produce: switching it must not change the pod template by itself.
 func TestBuildersIgnoreConfigUpdateStrategy(t *testing.T) {
 	t.Parallel()
-	inPlace := newCluster(t, basicCluster)
+	inPlace := golden.Cluster(t, basicCluster)
 	inPlace.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyInPlace
-	rolling := newCluster(t, basicCluster)
-	if diff := cmp.Diff(build(t, inPlace), build(t, rolling)); diff != "" {
+	rolling := golden.Cluster(t, basicCluster)
+	builders := func(tc *v1alpha1.TidbCluster) []any {
+		c := New(nil, nil, nil)
+		data, err := c.ConfigData(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts, err := c.StatefulSet(tc, "cm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []any{c.Services(tc), data, sts}
+	}
+	if diff := cmp.Diff(builders(inPlace), builders(rolling)); diff != "" {
 		t.Errorf("InPlace and RollingUpdate build differently (-InPlace +RollingUpdate):\n%s", diff)
 	}
 }
 
 func TestConfigAsTOMLStringOrMap(t *testing.T) {
 	t.Parallel()
-	asMap := reparse(t, newCluster(t, basicCluster), "{log: {level: warn, file: {max-days: 7}}, performance: {max-procs: 4}}")
-	asString := reparse(t, newCluster(t, basicCluster),
+	asMap := reparse(t, golden.Cluster(t, basicCluster), "{log: {level: warn, file: {max-days: 7}}, performance: {max-procs: 4}}")
+	asString := reparse(t, golden.Cluster(t, basicCluster),
 		`"[log]\nlevel = \"warn\"\n[log.file]\nmax-days = 7\n[performance]\nmax-procs = 4\n"`)
 	a, errA := newConfigData(asMap)
 	b, errB := newConfigData(asString)
@@ -228,7 +194,7 @@ func reparse(t *testing.T, tc *v1alpha1.TidbCluster, config string) *v1alpha1.Ti
 
 func TestNoClientServiceWithoutSpec(t *testing.T) {
 	t.Parallel()
-	tc := newCluster(t, basicCluster)
+	tc := golden.Cluster(t, basicCluster)
 	tc.Spec.TiDB.Service = nil
 	svcs := newServices(tc)
 	if len(svcs) != 1 || svcs[0].Name != "basic-tidb-peer" {
@@ -238,7 +204,7 @@ func TestNoClientServiceWithoutSpec(t *testing.T) {
 
 func TestStartScriptQuotesArguments(t *testing.T) {
 	t.Parallel()
-	tc := newCluster(t, `{metadata: {name: a}, spec: {tidb: {replicas: 1, arguments: ["--x=it's $(id)"], config: {}}}}`)
+	tc := golden.Cluster(t, `{metadata: {name: a}, spec: {tidb: {replicas: 1, arguments: ["--x=it's $(id)"], config: {}}}}`)
 	script, err := newStartScript(tc)
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +216,7 @@ func TestStartScriptQuotesArguments(t *testing.T) {
 
 func TestSlowLogUnknownVolume(t *testing.T) {
 	t.Parallel()
-	tc := newCluster(t, `{metadata: {name: a}, spec: {tidb: {replicas: 1, slowLogVolumeName: nope}}}`)
+	tc := golden.Cluster(t, `{metadata: {name: a}, spec: {tidb: {replicas: 1, slowLogVolumeName: nope}}}`)
 	if _, err := newStatefulSet(tc, ""); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("newStatefulSet error = %v, want one naming the missing volume", err)
 	}

@@ -7,58 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
-	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
-	"github.com/kubetidb/tidb-operator/pkg/names"
 )
-
-// newCluster parses a TidbCluster manifest and defaults it, as the sync
-// does before it calls any builder.
-func newCluster(t *testing.T, manifest string) *v1alpha1.TidbCluster {
-	t.Helper()
-	tc := &v1alpha1.TidbCluster{}
-	if err := yaml.UnmarshalStrict([]byte(manifest), tc); err != nil {
-		t.Fatalf("parse cluster: %v", err)
-	}
-	if tc.Namespace == "" {
-		tc.Namespace = "ns"
-	}
-	defaulting.SetTidbClusterDefaults(tc)
-	return tc
-}
-
-// build runs every TiKV builder the way the skeleton does and returns the
-// objects in the order they are written.
-func build(t *testing.T, tc *v1alpha1.TidbCluster) []any {
-	t.Helper()
-	var out []any
-	for _, svc := range newServices(tc) {
-		out = append(out, svc)
-	}
-	data, err := newConfigData(tc)
-	if err != nil {
-		t.Fatalf("config data: %v", err)
-	}
-	cmName := ""
-	if data != nil {
-		cmName = names.Member(tc.Name, names.TiKV)
-		out = append(out, &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.Namespace, Labels: component.Labels(tc, names.TiKV)},
-			Data:       data,
-		})
-	}
-	sts, err := newStatefulSet(tc, cmName)
-	if err != nil {
-		t.Fatalf("StatefulSet: %v", err)
-	}
-	return append(out, sts)
-}
 
 const basicCluster = `
 metadata: {name: basic}
@@ -184,7 +136,7 @@ spec:
 	for name, manifest := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			golden.Assert(t, name, build(t, newCluster(t, manifest))...)
+			golden.Assert(t, name, golden.Objects(t, golden.Cluster(t, manifest), New(nil, nil))...)
 		})
 	}
 }
@@ -193,18 +145,30 @@ spec:
 // produce: switching it must not change the pod template by itself.
 func TestBuildersIgnoreConfigUpdateStrategy(t *testing.T) {
 	t.Parallel()
-	inPlace := newCluster(t, basicCluster)
+	inPlace := golden.Cluster(t, basicCluster)
 	inPlace.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyInPlace
-	rolling := newCluster(t, basicCluster)
-	if diff := cmp.Diff(build(t, inPlace), build(t, rolling)); diff != "" {
+	rolling := golden.Cluster(t, basicCluster)
+	builders := func(tc *v1alpha1.TidbCluster) []any {
+		c := New(nil, nil)
+		data, err := c.ConfigData(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts, err := c.StatefulSet(tc, "cm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []any{c.Services(tc), data, sts}
+	}
+	if diff := cmp.Diff(builders(inPlace), builders(rolling)); diff != "" {
 		t.Errorf("InPlace and RollingUpdate build differently (-InPlace +RollingUpdate):\n%s", diff)
 	}
 }
 
 func TestConfigAsTOMLStringOrMap(t *testing.T) {
 	t.Parallel()
-	asMap := newCluster(t, basicCluster)
-	asString := newCluster(t, strings.Replace(basicCluster, `    config:
+	asMap := golden.Cluster(t, basicCluster)
+	asString := golden.Cluster(t, strings.Replace(basicCluster, `    config:
       storage:
         reserve-space: 0MB
 `, `    config: |
@@ -246,7 +210,7 @@ func TestPDAddress(t *testing.T) {
 		{"external PD", `{metadata: {name: a}, spec: {pdAddresses: ["http://x:2379", "http://y:2379"]}}`, "http://x:2379,http://y:2379"},
 	}
 	for _, c := range cases {
-		if got := PDAddress(newCluster(t, c.manifest)); got != c.want {
+		if got := PDAddress(golden.Cluster(t, c.manifest)); got != c.want {
 			t.Errorf("%s: PDAddress = %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -254,7 +218,7 @@ func TestPDAddress(t *testing.T) {
 
 func TestStartScriptQuotesAddresses(t *testing.T) {
 	t.Parallel()
-	tc := newCluster(t, "{metadata: {name: a}, spec: {pdAddresses: ['http://x:2379/$(reboot)\"'], tikv: {replicas: 1, config: {}}}}")
+	tc := golden.Cluster(t, "{metadata: {name: a}, spec: {pdAddresses: ['http://x:2379/$(reboot)\"'], tikv: {replicas: 1, config: {}}}}")
 	script, err := newStartScript(tc)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +230,7 @@ func TestStartScriptQuotesAddresses(t *testing.T) {
 
 func TestLogTailerUnknownVolume(t *testing.T) {
 	t.Parallel()
-	tc := newCluster(t, `{metadata: {name: a}, spec: {tikv: {replicas: 1, separateRaftLog: true, raftLogVolumeName: nope}}}`)
+	tc := golden.Cluster(t, `{metadata: {name: a}, spec: {tikv: {replicas: 1, separateRaftLog: true, raftLogVolumeName: nope}}}`)
 	if _, err := newStatefulSet(tc, ""); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("newStatefulSet error = %v, want one naming the missing volume", err)
 	}
