@@ -25,6 +25,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
@@ -190,22 +191,23 @@ func freeAddr(t *testing.T) string {
 // waitHealthy polls url until it answers 200, failing if run returns first.
 func waitHealthy(t *testing.T, url string, done <-chan error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			t.Fatalf("run returned early: %v", err)
-		default:
-		}
-		if resp, err := http.Get(url); err == nil { //nolint:gosec // test URL
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) {
+			select {
+			case err := <-done:
+				return false, fmt.Errorf("run returned early: %w", err)
+			default:
 			}
-		}
-		time.Sleep(20 * time.Millisecond)
+			resp, err := http.Get(url) //nolint:gosec // test URL
+			if err != nil {
+				return false, nil
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, nil
+		})
+	if err != nil {
+		t.Fatalf("%s never became healthy: %v", url, err)
 	}
-	t.Fatalf("%s never became healthy", url)
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -315,10 +317,9 @@ func tlsGet(cfg *tls.Config, url string) (string, error) {
 // waitUntil polls cond until it holds, for up to ten seconds.
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatal("condition never held")
 	}
-	t.Fatal("condition never held")
 }

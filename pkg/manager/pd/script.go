@@ -6,26 +6,14 @@ import (
 	"text/template"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
 // startScript starts pd-server: it waits until the pod's DNS name resolves,
 // then starts from existing data, from a recorded join list, or asks the
 // cluster's discovery service whether to bootstrap or join.
-var startScript = template.Must(template.New("pd").Parse(`#!/bin/sh
-# Start script of pd-server, rendered by kubetidb. Changing it rolls the PD pods.
-set -u
-ANNOTATIONS=/etc/podinfo/annotations
-if [ ! -e "$ANNOTATIONS" ]; then
-  echo "$ANNOTATIONS does not exist" >&2
-  exit 1
-fi
-# A pod annotated runmode=debug idles instead of starting, for inspection.
-if grep -q '^runmode="debug"$' "$ANNOTATIONS"; then
-  echo "runmode=debug: not starting pd-server"
-  exec tail -f /dev/null
-fi
-
+var startScript = template.Must(template.New("pd").Parse(component.ScriptPreamble("pd-server", "PD") + `
 POD_NAME=${POD_NAME:-$HOSTNAME}
 CLUSTER_NAME=${PEER_SERVICE_NAME%-pd-peer}
 FQDN="${POD_NAME}.${PEER_SERVICE_NAME}.${NAMESPACE}{{.DomainSuffix}}"

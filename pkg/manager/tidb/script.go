@@ -6,26 +6,14 @@ import (
 	"text/template"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 )
 
 // startScript starts tidb-server against the cluster's PD (verified by the
 // discovery service when the cluster spans Kubernetes clusters), with
 // binlog, the slow-query log and plugins as the pod's env and spec say.
-var startScript = template.Must(template.New("tidb").Parse(`#!/bin/sh
-# Start script of tidb-server, rendered by kubetidb. Changing it rolls the TiDB pods.
-set -u
-ANNOTATIONS=/etc/podinfo/annotations
-if [ ! -e "$ANNOTATIONS" ]; then
-  echo "$ANNOTATIONS does not exist" >&2
-  exit 1
-fi
-# A pod annotated runmode=debug idles instead of starting, for inspection.
-if grep -q '^runmode="debug"$' "$ANNOTATIONS"; then
-  echo "runmode=debug: not starting tidb-server"
-  exec tail -f /dev/null
-fi
-
+var startScript = template.Must(template.New("tidb").Parse(component.ScriptPreamble("tidb-server", "TiDB") + `
 POD_NAME=${POD_NAME:-$HOSTNAME}
 PD={{.PD}}
 {{- if .Verify}}

@@ -7,26 +7,14 @@ import (
 	"text/template"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
 // startScript starts tikv-server: it finds PD (directly, or verified by the
 // discovery service when the cluster spans Kubernetes clusters), then
 // execs tikv-server with the pod's advertised address.
-var startScript = template.Must(template.New("tikv").Parse(`#!/bin/sh
-# Start script of tikv-server, rendered by kubetidb. Changing it rolls the TiKV pods.
-set -u
-ANNOTATIONS=/etc/podinfo/annotations
-if [ ! -e "$ANNOTATIONS" ]; then
-  echo "$ANNOTATIONS does not exist" >&2
-  exit 1
-fi
-# A pod annotated runmode=debug idles instead of starting, for inspection.
-if grep -q '^runmode="debug"$' "$ANNOTATIONS"; then
-  echo "runmode=debug: not starting tikv-server"
-  exec tail -f /dev/null
-fi
-
+var startScript = template.Must(template.New("tikv").Parse(component.ScriptPreamble("tikv-server", "TiKV") + `
 POD_NAME=${POD_NAME:-$HOSTNAME}
 FQDN="${POD_NAME}.${HEADLESS_SERVICE_NAME}.${NAMESPACE}{{.DomainSuffix}}"
 PD={{.PD}}
