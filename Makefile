@@ -64,5 +64,35 @@ local-down:
 local-status:
 	hack/local-cluster.sh status
 
+## bench: micro-benchmarks, then N TidbClusters on a dedicated control plane (BENCH_N=100; docs/performance.md)
+bench:
+	hack/bench.sh
+
+## demo: own local control plane + operator + simulator in the background; examples/basic Ready in namespace demo
+.PHONY: demo demo-down image helm-lint
+demo:
+	hack/demo.sh up
+
+## demo-down: stop the demo's operator and simulator (by PID) and its control plane
+demo-down:
+	hack/demo.sh down
+
+## image: the operator image (tidb-controller-manager + tidb-discovery) with Docker; IMAGE=repo:tag
+IMAGE ?= kubetidb/tidb-operator:$(VERSION)
+image:
+	@docker info >/dev/null 2>&1 || { echo "error: 'make image' needs a running Docker engine ('docker info' failed); build elsewhere with: docker build -t $(IMAGE) ." >&2; exit 1; }
+	docker build --build-arg VERSION=$(VERSION) --build-arg GIT_COMMIT=$$(git rev-parse HEAD 2>/dev/null || echo unknown) -t $(IMAGE) .
+
+## helm-lint: helm lint --strict + helm template of charts/tidb-operator per mode, chart CRDs in sync (helm from the cache)
+helm-lint:
+	hack/local-cluster.sh build-helm
+	@set -e; helm="$$(hack/local-cluster.sh bin-path helm)"; \
+	for v in "" "--set clusterScoped=false" "--set serviceMonitor.enabled=true"; do \
+	  echo "helm lint/template $$v"; \
+	  "$$helm" lint --strict --quiet charts/tidb-operator $$v; \
+	  "$$helm" template kubetidb charts/tidb-operator $$v >/dev/null; \
+	done
+	hack/verify-chart-crds.sh
+
 clean:
 	rm -rf $(OUTPUT)

@@ -145,10 +145,16 @@ func serviceAccountKubeconfig(t *testing.T, env *framework.Env, namespace, name 
 }
 
 // canI asks the API server (as admin, impersonating subject) whether subject
-// may do verb on resource; namespace "" means --all-namespaces.
+// may do verb on resource ("pods", "secrets/name", or "kind.group#subresource");
+// namespace "" means --all-namespaces.
 func canI(t *testing.T, subject, verb, resource, namespace string) bool {
 	t.Helper()
-	args := []string{"auth", "can-i", verb, resource, "--as", subject}
+	args := []string{"auth", "can-i", verb, "--as", subject}
+	if res, sub, ok := strings.Cut(resource, "#"); ok {
+		args = append(args, res, "--subresource", sub)
+	} else {
+		args = append(args, resource)
+	}
 	if namespace == "" {
 		args = append(args, "--all-namespaces")
 	} else {

@@ -48,11 +48,12 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 	checkPermissions(t, sa, []permission{
 		{"list", "tidbclusters.pingcap.com", "", true},
 		{"watch", "statefulsets.apps", "", true},
-		{"update", "tidbclusters.pingcap.com/status", ns, true},
+		{"update", "tidbclusters.pingcap.com#status", ns, true},
 		{"create", "statefulsets.apps", ns, true},
 		{"update", "deployments.apps", ns, true},
 		{"create", "roles.rbac.authorization.k8s.io", ns, true},
 		{"patch", "pods", ns, true},
+		{"delete", "pods", ns, true},
 		{"delete", "persistentvolumeclaims", ns, true},
 		{"get", "secrets/basic-cluster-client-secret", ns, true},
 		{"create", "events", ns, true},
@@ -73,11 +74,13 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		o.Controller.ClusterScoped = true
 		o.Controller.Selector = selector
 		o.LeaderElectionID = "tidb-controller-manager-" + release // as the chart's HELM_RELEASE makes it
+		o.Controller.PDFailoverPeriod = time.Second               // for exerciseLifecycle
 	})
 	framework.ApplyYAMLFile(t, cluster.Ctx, filepath.Join(framework.RepoRoot(), "examples", "basic", "tidb-cluster.yaml"), ns)
 	framework.Kubectl(t, "-n", ns, "label", "tc", "basic", selector)
 	waitBasicReady(t, cluster)
 	checkOperatorWrites(t, cluster, rel.Namespace, "tidb-controller-manager-"+release)
+	exerciseLifecycle(t, cluster)
 }
 
 // TestNamespacedChartRBACDrivesBasicToReady installs the chart with
@@ -98,10 +101,14 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	sa := "system:serviceaccount:" + ns + ":" + serviceAccount
 	checkPermissions(t, sa, []permission{
 		{"list", "tidbclusters.pingcap.com", ns, true},
-		{"update", "tidbclusters.pingcap.com/status", ns, true},
+		{"update", "tidbclusters.pingcap.com#status", ns, true},
 		{"create", "statefulsets.apps", ns, true},
 		{"create", "rolebindings.rbac.authorization.k8s.io", ns, true},
 		{"list", "secrets", ns, true},
+		{"patch", "pods", ns, true},
+		{"delete", "pods", ns, true},
+		{"delete", "persistentvolumeclaims", ns, true},
+		{"create", "events", ns, true},
 		{"create", "leases.coordination.k8s.io", ns, true},
 		// Nothing outside the release namespace, Secrets least of all.
 		{"list", "secrets", "", false},
@@ -115,10 +122,12 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	operator.StartManager(t, ns, func(o *app.Options) {
 		o.Kubeconfig = kubeconfig
 		o.LeaderElectionID = "tidb-controller-manager-" + release
+		o.Controller.PDFailoverPeriod = time.Second
 	})
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "basic", "tidb-cluster.yaml"), ns)
 	waitBasicReady(t, env)
 	checkOperatorWrites(t, env, ns, "tidb-controller-manager-"+release)
+	exerciseLifecycle(t, env)
 }
 
 // checkChartInstalled asserts what `helm install --wait` left: the release

@@ -62,7 +62,7 @@ func TestChartTemplateIsAcceptedByTheAPIServer(t *testing.T) {
 	env := framework.NewEnv(t)
 	for name, set := range valueSets {
 		t.Run(name, func(t *testing.T) {
-			out, _ := runHelm(t, append([]string{"template", "kt-" + name, chartDir(), "--namespace", env.Namespace}, setArgs(set)...)...)
+			out, _ := runHelm(t, append([]string{"template", "kt-" + strings.ToLower(name), chartDir(), "--namespace", env.Namespace}, setArgs(set)...)...)
 			var keep []string
 			monitors := 0
 			for _, doc := range strings.Split(out, "\n---") {
@@ -267,5 +267,35 @@ func parseFlags(t *testing.T, command []string) {
 	}
 	if *verbosity != 2 {
 		t.Errorf("-v = %d, want the chart's logLevel 2", *verbosity)
+	}
+}
+
+// TestChartShipsTheCRDs checks that the chart installs the four CRDs and
+// that its crds/ are the generated manifests/crd/ files, byte for byte
+// (hack/update-chart-crds.sh copies them; hack/verify-chart-crds.sh checks).
+func TestChartShipsTheCRDs(t *testing.T) {
+	out, _ := runHelm(t, "template", "kt", chartDir(), "--include-crds")
+	var names []string
+	for _, o := range decodeManifests(t, out) {
+		if o.GetKind() == "CustomResourceDefinition" {
+			names = append(names, o.GetName())
+		}
+	}
+	slices.Sort(names)
+	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com"}
+	if !slices.Equal(names, want) {
+		t.Errorf("helm template --include-crds renders CRDs %v, want %v", names, want)
+	}
+	generated, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "manifests", "crd", "*.yaml"))
+	if err != nil || len(generated) != len(want) {
+		t.Fatalf("manifests/crd: %v %v", generated, err)
+	}
+	for _, g := range generated {
+		a, errA := os.ReadFile(g)
+		b, errB := os.ReadFile(filepath.Join(chartDir(), "crds", filepath.Base(g)))
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("charts/tidb-operator/crds/%s differs from manifests/crd (run hack/update-chart-crds.sh): %v %v",
+				filepath.Base(g), errA, errB)
+		}
 	}
 }

@@ -1,0 +1,104 @@
+{{/* Chart name, as the TiDB Operator's chart names it. */}}
+{{- define "chart.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Name of the controller-manager Deployment (and its metrics Service prefix). */}}
+{{- define "tidb-operator.cmName" -}}
+{{- if .Values.appendReleaseSuffix -}}
+tidb-controller-manager-{{ .Release.Name }}
+{{- else -}}
+tidb-controller-manager
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the controller-manager ServiceAccount. */}}
+{{- define "tidb-operator.serviceAccount" -}}
+{{- if .Values.appendReleaseSuffix -}}
+{{ .Values.controllerManager.serviceAccount }}-{{ .Release.Name }}
+{{- else -}}
+{{ .Values.controllerManager.serviceAccount }}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the (Cluster)Role and its binding, as in the TiDB Operator's chart. */}}
+{{- define "tidb-operator.rbacName" -}}
+{{ .Release.Name }}:tidb-controller-manager
+{{- end -}}
+
+{{/* Labels every object of the chart carries. */}}
+{{- define "tidb-operator.labels" -}}
+app.kubernetes.io/name: {{ template "chart.name" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller-manager
+helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* Selector labels of the controller-manager pods. */}}
+{{- define "tidb-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ template "chart.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller-manager
+{{- end -}}
+
+{{/*
+The controller-manager's rules inside the namespaces it manages, derived from the code (see
+docs/user-guide.md "Permissions" for why each is needed). Shared by the ClusterRole (clusterScoped)
+and the Role in the release namespace (namespaced mode).
+*/}}
+{{- define "tidb-operator.rules" -}}
+# TidbClusters, Backups, Restores, BackupSchedules: informers (list/watch), the status writer's
+# re-read on conflict (get).
+- apiGroups: [pingcap.com]
+  resources: [tidbclusters, backups, restores, backupschedules]
+  verbs: [get, list, watch]
+# Status is written once per sync through the status subresource.
+- apiGroups: [pingcap.com]
+  resources: [tidbclusters/status]
+  verbs: [update]
+# Children carry a controller ownerReference with blockOwnerDeletion, which clusters running the
+# OwnerReferencesPermissionEnforcement admission plugin (e.g. OpenShift) allow only to users who
+# may update the owner's finalizers.
+- apiGroups: [pingcap.com]
+  resources: [tidbclusters/finalizers]
+  verbs: [update]
+# Component and discovery objects: cached by label (list/watch), created and updated by apply.
+- apiGroups: [""]
+  resources: [services, configmaps, serviceaccounts]
+  verbs: [get, list, watch, create, update]
+- apiGroups: [apps]
+  resources: [statefulsets, deployments]
+  verbs: [get, list, watch, create, update]
+# The discovery Role and RoleBinding of each cluster.
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [get, list, watch, create, update]
+# Pods: cached; TiKV leader-eviction progress is kept in pod annotations (patch); PD failover
+# deletes a failed member's pod so that it is recreated empty (delete).
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch, patch, delete]
+# PVCs: cached; scale-in marks them defer-deleting (patch); scale-out deletes stale ones, PD
+# failover the failed member's data volume (delete).
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, list, watch, patch, delete]
+# Secrets: get <tc>-cluster-client-secret for TLS clusters; list/watch because the operator grants
+# the per-cluster discovery Role get/list/watch on secrets, and RBAC lets a user grant only what it
+# holds (the alternative, escalate + bind on roles, would be strictly more power).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, list, watch]
+# Events on TidbClusters and the other custom resources (create; patch aggregates repeats).
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+{{- end -}}
+
+{{/* Leader election: the Lease in the release namespace. */}}
+{{- define "tidb-operator.leaseRules" -}}
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, create, update]
+{{- end -}}
