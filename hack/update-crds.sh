@@ -22,3 +22,7 @@ mkdir -p "$OUT/crd"
 rm -f "$OUT"/crd/*.yaml
 "$CONTROLLER_GEN" crd:allowDangerousTypes=true paths=./pkg/apis/... output:crd:artifacts:config="$OUT/crd"
 go run ./hack/crdtool -dir "$OUT/crd" -out "$OUT/crd.yaml"
+# The Helm chart ships the same CRDs; keep its copies in step (not for a scratch output dir).
+if [[ "$OUT" == "$ROOT/manifests" ]]; then
+  "$ROOT/hack/update-chart-crds.sh"
+fi

@@ -27,6 +27,7 @@ run "go vet (integration)" go vet -tags integration ./tests/...
 run lint hack/lint.sh
 run codegen hack/verify-codegen.sh
 run crds hack/verify-crds.sh
+run "chart crds" hack/verify-chart-crds.sh
 
 if ((${#failed[@]} > 0)); then
   echo "verify FAILED: ${failed[*]}" >&2

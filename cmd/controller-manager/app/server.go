@@ -25,6 +25,22 @@ type readiness struct {
 
 func (r *readiness) setSynced() { r.synced.Store(true) }
 
+// ready is true for the leader once its caches synced, and for a standby
+// replica waiting for the Lease: a standby is healthy and ready to take
+// over, and rollouts of the Deployment must not wait on it.
+func (r *readiness) ready() (bool, string) {
+	if r.synced.Load() {
+		return true, ""
+	}
+	r.mu.Lock()
+	e := r.elector
+	r.mu.Unlock()
+	if e != nil && !e.IsLeader() {
+		return true, ""
+	}
+	return false, "informer caches are not synced yet"
+}
+
 func (r *readiness) setElector(e *leaderelection.LeaderElector) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -61,8 +77,8 @@ func startServers(ctx context.Context, opts *Options, m *metrics.Metrics, state 
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !state.synced.Load() {
-			http.Error(w, "not ready: caches not synced (or not the leader)", http.StatusServiceUnavailable)
+		if ok, why := state.ready(); !ok {
+			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))

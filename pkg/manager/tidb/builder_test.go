@@ -221,3 +221,27 @@ func TestSlowLogUnknownVolume(t *testing.T) {
 		t.Errorf("newStatefulSet error = %v, want one naming the missing volume", err)
 	}
 }
+
+func TestSlowLogReusesAVolumeMountedAtTheLogDir(t *testing.T) {
+	t.Parallel()
+	tc := golden.Cluster(t, basicCluster)
+	tc.Spec.TiDB.StorageVolumes = []v1alpha1.StorageVolume{{Name: "log", StorageSize: "1Gi", MountPath: "/var/log/tidb"}}
+	sts, err := New(nil, nil, nil).StatefulSet(tc, "cm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		seen := map[string]bool{}
+		for _, m := range c.VolumeMounts {
+			if seen[m.MountPath] {
+				t.Errorf("container %s mounts %s twice", c.Name, m.MountPath)
+			}
+			seen[m.MountPath] = true
+		}
+	}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Name == "slowlog" {
+			t.Error("no emptyDir is needed when a storage volume holds the log directory")
+		}
+	}
+}

@@ -136,11 +136,22 @@ func tlsVolumes(tc *v1alpha1.TidbCluster, main *corev1.Container) []corev1.Volum
 }
 
 // slowLogMount returns where the slow log lives: the storage or additional
-// volume spec.tidb.slowLogVolumeName names, or (owned=true) an emptyDir
-// the builder adds and mounts at /var/log/tidb.
+// volume spec.tidb.slowLogVolumeName names, else a storage or additional
+// volume the user already mounts at /var/log/tidb (two mounts at one path
+// are invalid), else (owned=true) an emptyDir the builder adds there.
 func slowLogMount(db *v1alpha1.TiDBSpec) (mount corev1.VolumeMount, owned bool, err error) {
 	name := db.SlowLogVolumeName
 	if name == "" {
+		for _, sv := range db.StorageVolumes {
+			if sv.MountPath == slowLogDir {
+				return corev1.VolumeMount{Name: names.TiDB + "-" + sv.Name, MountPath: slowLogDir}, false, nil
+			}
+		}
+		for _, m := range db.AdditionalVolumeMounts {
+			if m.MountPath == slowLogDir {
+				return m, false, nil
+			}
+		}
 		return corev1.VolumeMount{Name: slowLogVolume, MountPath: slowLogDir}, true, nil
 	}
 	for _, sv := range db.StorageVolumes {
