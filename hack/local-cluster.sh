@@ -20,6 +20,8 @@
 #   KUBETIDB_ETCD_PEER_PORT [+1]  KUBETIDB_KCM_PORT [+2]  KUBETIDB_SCHEDULER_PORT [+3]  KUBETIDB_KWOK_PORT [+4]
 #   KUBETIDB_NODES [3]  KUBETIDB_NODE_CPU [32]  KUBETIDB_NODE_MEMORY [256Gi]  KUBETIDB_NODE_PODS [1000]
 #   KUBETIDB_WITH_HELM [0]  KUBETIDB_K8S_VERSION [v1.36.3]  KUBETIDB_OWNER_PID (stop the cluster when it exits)
+#   KUBETIDB_AUDIT_POLICY [unset]  an audit Policy file: kube-apiserver then writes JSON audit events to
+#     ${STATE_DIR}/audit.log. The policy is copied into the state dir, so a restarted apiserver keeps it.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -119,9 +121,19 @@ start_etcd() {
   wait_until etcd 30 curl -sf --max-time 2 "http://127.0.0.1:${ETCD_PORT}/health"
 }
 
+# setup_audit copies KUBETIDB_AUDIT_POLICY into the state dir; start_apiserver audits when the copy exists.
+setup_audit() {
+  [[ -n "${KUBETIDB_AUDIT_POLICY:-}" ]] || return 0
+  [[ -f "${KUBETIDB_AUDIT_POLICY}" ]] || die "KUBETIDB_AUDIT_POLICY=${KUBETIDB_AUDIT_POLICY} is not a file"
+  cp "${KUBETIDB_AUDIT_POLICY}" "${STATE_DIR}/audit-policy.yaml"
+}
+
 start_apiserver() {
-  local pki
+  local pki audit=()
   pki="$(PKI_DIR)"
+  if [[ -f "${STATE_DIR}/audit-policy.yaml" ]]; then
+    audit=(--audit-policy-file="${STATE_DIR}/audit-policy.yaml" --audit-log-path="${STATE_DIR}/audit.log" --audit-log-format=json)
+  fi
   start_component kube-apiserver "${APISERVER_PORT}" KUBETIDB_APISERVER_PORT "$(bin_path kube-apiserver)" \
     --etcd-servers="http://127.0.0.1:${ETCD_PORT}" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
     --secure-port="${APISERVER_PORT}" --tls-cert-file="${pki}/apiserver.crt" --tls-private-key-file="${pki}/apiserver.key" \
@@ -132,7 +144,7 @@ start_apiserver() {
     --requestheader-allowed-names=front-proxy-client --requestheader-username-headers=X-Remote-User \
     --requestheader-group-headers=X-Remote-Group --requestheader-extra-headers-prefix=X-Remote-Extra- \
     --proxy-client-cert-file="${pki}/front-proxy-client.crt" --proxy-client-key-file="${pki}/front-proxy-client.key" \
-    --max-requests-inflight=1000 --max-mutating-requests-inflight=500 --profiling=false
+    --max-requests-inflight=1000 --max-mutating-requests-inflight=500 --profiling=false "${audit[@]}"
   wait_until kube-apiserver 90 apiserver_ready
 }
 
@@ -192,6 +204,7 @@ cmd_up() {
   ensure_pki
   write_kubeconfig
   write_kwok_config
+  setup_audit
   start_etcd
   start_apiserver
   start_controllers

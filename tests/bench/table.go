@@ -1,0 +1,206 @@
+//go:build bench
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// MarshalJSON writes durations as Go duration strings ("5m0s").
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	return json.Marshal(struct {
+		plain
+		Idle            string `json:"idle"`
+		Settle          string `json:"settle"`
+		ConvergeTimeout string `json:"convergeTimeout"`
+	}{plain(c), c.Idle.String(), c.Settle.String(), c.ConvergeTimeout.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	var v struct {
+		plain
+		Idle            string `json:"idle"`
+		Settle          string `json:"settle"`
+		ConvergeTimeout string `json:"convergeTimeout"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Config(v.plain)
+	for _, d := range []struct {
+		dst *time.Duration
+		s   string
+	}{{&c.Idle, v.Idle}, {&c.Settle, v.Settle}, {&c.ConvergeTimeout, v.ConvergeTimeout}} {
+		if d.s == "" {
+			continue
+		}
+		var err error
+		if *d.dst, err = time.ParseDuration(d.s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// target is one goal of issue #8, stated at N=50.
+type target struct {
+	name string
+	goal string
+	ok   func(*Round) bool
+}
+
+// peakRSSGoalMiB is half of TiDB Operator v1.6's 151 MB (decimal) RSS.
+const peakRSSGoalMiB = 151e6 / 2 / (1 << 20)
+
+var targets = []target{
+	{"all Ready ≤ ½ of v2's 89 s", "≤ 44.5 s", func(r *Round) bool { return r.Convergence.Ready == r.N && r.Convergence.TotalS <= 44.5 }},
+	{"within 1.5× the raw API time", "≤ 1.5", func(r *Round) bool { return r.Raw != nil && r.RatioToRaw > 0 && r.RatioToRaw <= 1.5 }},
+	{"requests per cluster to converge", "≤ 25", func(r *Round) bool { return r.Requests.PerCluster > 0 && r.Requests.PerCluster <= 25 }},
+	{"409 conflicts", "0", func(r *Round) bool { return r.Requests.Conflicts == 0 }},
+	{"idle writes to cluster objects", "0", func(r *Round) bool { return r.Steady.WindowSeconds > 0 && r.Steady.ClusterWrites == 0 }},
+	{"idle uncached GETs", "0", func(r *Round) bool { return r.Steady.WindowSeconds > 0 && r.Steady.UncachedGets == 0 }},
+	{"idle PD/TiKV/TiDB requests per cluster per minute", "≤ 4", func(r *Round) bool {
+		return r.Steady.WindowSeconds > 0 && r.Steady.ExternalPerClusterMin <= 4
+	}},
+	{"peak RSS ≤ ½ of v1.6's 151 MB", fmt.Sprintf("≤ %.1f MiB", peakRSSGoalMiB), func(r *Round) bool {
+		return r.Cost.PeakRSSMiB > 0 && r.Cost.PeakRSSMiB <= peakRSSGoalMiB
+	}},
+}
+
+// renderTable prints one column per N, then the targets checked on the
+// N=50 round (the reference's N) or, without one, on every round.
+func renderTable(rep *Report) string {
+	var b strings.Builder
+	m := rep.Machine
+	fmt.Fprintf(&b, "\nkubetidb scale bench — shape %s, one namespace per cluster, operator flags %q env %q\n",
+		rep.Config.Shape, rep.Config.OperatorFlags, rep.Config.OperatorEnv)
+	fmt.Fprintf(&b, "machine: %d cores, %d GiB, %s, %s; started %s\n\n", m.Cores, m.MemoryGiB, m.CPUModel, m.GoVersion,
+		rep.StartedAt.Format("2006-01-02 15:04 UTC"))
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	head := "metric"
+	for _, r := range rep.Rounds {
+		head += fmt.Sprintf("\tN=%d", r.N)
+	}
+	fmt.Fprintln(w, head+"\tv1.6 / v2 (N=50)")
+	row := func(name, ref string, f func(r *Round) string) {
+		line := name
+		for _, r := range rep.Rounds {
+			line += "\t" + f(r)
+		}
+		fmt.Fprintln(w, line+"\t"+ref)
+	}
+	row("Ready / created", "", func(r *Round) string { return fmt.Sprintf("%d/%d", r.Convergence.Ready, r.N) })
+	row("all Ready after create (s)", "203 / 89", func(r *Round) string { return f1(r.Convergence.TotalS) })
+	row("per cluster p50 / p99 (s)", "", func(r *Round) string {
+		return f1(r.Convergence.PerTC.P50) + " / " + f1(r.Convergence.PerTC.P99)
+	})
+	row("raw API: created / all Ready (s)", "", func(r *Round) string {
+		if r.Raw == nil {
+			return "-"
+		}
+		return f1(r.Raw.CreateSeconds) + " / " + f1(r.Raw.ReadySeconds)
+	})
+	row("operator ÷ raw", "", func(r *Round) string { return f2(r.RatioToRaw) })
+	row("others' CPU meanwhile (cores)", "", func(r *Round) string {
+		raw := "-"
+		if r.Raw != nil {
+			raw = f1(r.Raw.Load.OtherCores)
+		}
+		return f1(r.Convergence.Load.OtherCores) + " / " + raw + disturbed(r)
+	})
+	row("API requests per cluster", "77 / 92", func(r *Round) string { return f1(r.Requests.PerCluster) })
+	row("  of which until all Ready", "", func(r *Round) string { return f1(r.Requests.UntilReadyPerCluster) })
+	row("  writes / Event writes / GETs", "", func(r *Round) string {
+		q := r.Requests
+		return f1(q.WritesPerCluster) + " / " + f1(q.EventsPerCluster) + " / " + f1(q.GetsPerCluster)
+	})
+	row("  ÷ minimal writes (objects + 1)", "", func(r *Round) string {
+		return fmt.Sprintf("%s (%d)", f2(r.Requests.RatioToMinimal), r.Requests.MinimalWrites)
+	})
+	row("409 conflicts", "1 / 191", func(r *Round) string { return fmt.Sprint(r.Requests.Conflicts) })
+	row("operator's share of apiserver requests", "", func(r *Round) string {
+		return fmt.Sprintf("%.0f%% of %d", 100*r.Convergence.OperatorShare, r.Convergence.APIServerRequests)
+	})
+	row("syncs (waits) per cluster", "", func(r *Round) string {
+		return f1(r.Convergence.Syncs) + " (" + f1(r.Convergence.Waits) + ")"
+	})
+	row("peak req/s; throttle logs; max queue", "", func(r *Round) string {
+		c := r.Convergence
+		return fmt.Sprintf("%d; %d; %.0f", c.PeakRPS, c.ThrottleLogs, c.MaxQLen)
+	})
+	row("idle writes to cluster objects", "", func(r *Round) string { return fmt.Sprint(r.Steady.ClusterWrites) })
+	row("  per cluster per minute", "2 / 0", func(r *Round) string { return f2(r.Steady.WritesPerClusterMin) })
+	row("idle Lease requests per minute", "", func(r *Round) string { return f1(r.Steady.LeasePerMinute) })
+	row("idle uncached GETs", "16 / 0", func(r *Round) string { return fmt.Sprint(r.Steady.UncachedGets) })
+	row("idle PD/TiKV/TiDB req/cluster/min", "20 / 6", func(r *Round) string {
+		c := r.Steady.ByComponentPerClusterMin
+		return fmt.Sprintf("%s (%s/%s/%s)", f1(r.Steady.ExternalPerClusterMin), f1(c["pd"]), f1(c["tikv"]), f1(c["tidb"]))
+	})
+	row("reaction p50 / p99 (s)", "", func(r *Round) string { return f2(r.Reaction.P50) + " / " + f2(r.Reaction.P99) })
+	row("CPU s: converge; idle per min", "", func(r *Round) string {
+		return f1(r.Cost.CPUSecondsConverge) + "; " + f2(r.Steady.CPUSecondsPerMinute)
+	})
+	row("peak RSS (MiB)", "151 / 184 MB", func(r *Round) string { return f1(r.Cost.PeakRSSMiB) })
+	row("cached objects (unfiltered informers)", "", func(r *Round) string {
+		return fmt.Sprintf("%d (%d)", r.Cost.CacheTotal, len(r.Cost.UnfilteredInformers))
+	})
+	_ = w.Flush()
+	writeTargets(&b, rep)
+	return b.String()
+}
+
+func writeTargets(b *strings.Builder, rep *Report) {
+	var checked []*Round
+	for _, r := range rep.Rounds {
+		if r.N == 50 {
+			checked = append(checked, r)
+		}
+	}
+	note := "at N=50"
+	if len(checked) == 0 {
+		checked, note = rep.Rounds, "indicative: the targets are stated at N=50"
+	}
+	fmt.Fprintf(b, "\ntargets (%s)\n", note)
+	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	head := "target\tgoal"
+	for _, r := range checked {
+		head += fmt.Sprintf("\tN=%d", r.N)
+	}
+	fmt.Fprintln(w, head)
+	for _, t := range targets {
+		line := t.name + "\t" + t.goal
+		for _, r := range checked {
+			if t.ok(r) {
+				line += "\tmet"
+			} else {
+				line += "\tNOT met"
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+	_ = w.Flush()
+	for _, r := range rep.Rounds {
+		if r.Error != "" {
+			fmt.Fprintf(b, "N=%d errors: %s\n", r.N, r.Error)
+		}
+	}
+}
+
+// disturbed flags a round whose timings were taken while other work used
+// more than disturbedCores of the machine.
+func disturbed(r *Round) string {
+	if r.Convergence.Load.OtherCores > disturbedCores || (r.Raw != nil && r.Raw.Load.OtherCores > disturbedCores) {
+		return " DISTURBED"
+	}
+	return ""
+}
+
+func f1(f float64) string { return fmt.Sprintf("%.1f", f) }
+func f2(f float64) string { return fmt.Sprintf("%.2f", f) }
