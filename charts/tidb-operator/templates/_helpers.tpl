@@ -53,10 +53,10 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [tidbclusters, backups, restores, backupschedules]
   verbs: [get, list, watch]
-# Status is written once per sync through the status subresource.
+# Status is written once per sync through the status subresource, as a JSON patch.
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/status]
-  verbs: [update]
+  verbs: [update, patch]
 # Children carry a controller ownerReference with blockOwnerDeletion, which clusters running the
 # OwnerReferencesPermissionEnforcement admission plugin (e.g. OpenShift) allow only to users who
 # may update the owner's finalizers.
