@@ -6,7 +6,7 @@
 set -euo pipefail
 
 if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
-  echo "prometheus and promtool present: $(prometheus --version 2>&1 | head -n 1)"
+  echo "prometheus and promtool present: $(prometheus --version 2>&1 | sed -n 1p)"
   exit 0
 fi
 command -v apt-get >/dev/null 2>&1 || {
@@ -37,4 +37,4 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2
   echo "error: the prometheus package installed but prometheus/promtool are not on PATH" >&2
   exit 1
 fi
-echo "installed: $(prometheus --version 2>&1 | head -n 1)"
+echo "installed: $(prometheus --version 2>&1 | sed -n 1p)"

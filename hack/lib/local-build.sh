@@ -59,7 +59,7 @@ run_build() {
 module_file() {
   local json
   if ! json="$(cd / && GOWORK=off GOFLAGS='' go mod download -json "$1@$2" 2>&1)"; then
-    die "downloading module $1@$2 failed: $(echo "${json}" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' | head -n 3)"
+    die "downloading module $1@$2 failed: $(echo "${json}" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' | sed -n 1,3p)"
   fi
   echo "${json}" | sed -n 's/^[[:space:]]*"'"$3"'": "\(.*\)",$/\1/p'
 }

@@ -11,7 +11,7 @@ recorded_pid() { head -n 1 "$(pid_file "$1")" 2>/dev/null || true; }
 # is_running succeeds when the recorded PID still runs the recorded binary with our state dir in its
 # command line (components) or the recorded marker (the watchdog).
 is_running() {
-  local f pid want match exe
+  local f pid want match exe cmdline
   f="$(pid_file "$1")"
   [[ -f "${f}" ]] || return 1
   {
@@ -22,7 +22,8 @@ is_running() {
   [[ "${pid}" =~ ^[0-9]+$ && -d "/proc/${pid}" ]] || return 1
   exe="$(readlink "/proc/${pid}/exe" 2>/dev/null)" || return 1
   [[ "${exe% (deleted)}" == "${want}" ]] || return 1
-  tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -qF -- "${match}"
+  cmdline="$(tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null)" || return 1
+  [[ "${cmdline}" == *"${match}"* ]]
 }
 
 all_running() {
