@@ -42,13 +42,11 @@ type ControlPlane struct {
 
 // StartControlPlane brings up a control plane in stateDir on six free
 // consecutive ports, with KWOK nodes room for pods pods, installs the CRDs
-// and writes the operator's kubeconfig. The cluster is stopped by the
-// script's watchdog if this process dies; call Stop otherwise.
+// and writes the operator's kubeconfig. A start that fails (a port taken
+// between the check and the bind) is stopped and retried on other ports.
+// Once up, the cluster is stopped by the script's watchdog if this process
+// dies; call Stop otherwise.
 func StartControlPlane(ctx context.Context, repo, stateDir string, pods int, logw *os.File) (*ControlPlane, error) {
-	base, err := freePortBlock()
-	if err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Dir(stateDir), 0o755); err != nil {
 		return nil, err
 	}
@@ -56,9 +54,29 @@ func StartControlPlane(ctx context.Context, repo, stateDir string, pods int, log
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
 		return nil, err
 	}
+	var errs []error
+	for range 3 {
+		base, err := freePortBlock()
+		if err != nil {
+			return nil, err
+		}
+		cp := newControlPlane(repo, stateDir, policy, base, pods)
+		err = cp.script(ctx, logw, "up")
+		if err == nil {
+			return cp, cp.install(ctx, logw)
+		}
+		errs = append(errs, err)
+		if downErr := cp.script(context.Background(), logw, "down"); downErr != nil || ctx.Err() != nil {
+			return nil, errors.Join(append(errs, downErr, ctx.Err())...)
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+func newControlPlane(repo, stateDir, policy string, base, pods int) *ControlPlane {
 	const nodes = 3
 	perNode := max(1000, pods/nodes+100)
-	cp := &ControlPlane{
+	return &ControlPlane{
 		repo:     repo,
 		stateDir: stateDir,
 		env: []string{
@@ -75,16 +93,18 @@ func StartControlPlane(ctx context.Context, repo, stateDir string, pods int, log
 		AuditLog:           filepath.Join(stateDir, "audit.log"),
 		APIServerPort:      base,
 	}
-	if err := cp.script(ctx, logw, "up"); err != nil {
-		return nil, err
-	}
-	if err := cp.kubectl(ctx, logw, "apply", "-f", filepath.Join(repo, "manifests", "crd.yaml")); err != nil {
-		return cp, err
+}
+
+// install applies the CRDs, waits until they are served, and writes the
+// operator's kubeconfig.
+func (cp *ControlPlane) install(ctx context.Context, logw *os.File) error {
+	if err := cp.kubectl(ctx, logw, "apply", "-f", filepath.Join(cp.repo, "manifests", "crd.yaml")); err != nil {
+		return err
 	}
 	if err := cp.kubectl(ctx, logw, "wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"); err != nil {
-		return cp, err
+		return err
 	}
-	return cp, cp.writeOperatorKubeconfig()
+	return cp.writeOperatorKubeconfig()
 }
 
 // Stop copies the control plane's logs and audit log into keep (when not
@@ -124,10 +144,12 @@ func (cp *ControlPlane) kubectl(ctx context.Context, logw *os.File, args ...stri
 
 // freePortBlock returns p such that 127.0.0.1 ports p..p+5 are free
 // (apiserver, etcd client and peer, controller-manager, scheduler, KWOK),
-// in 32000-39999, away from the defaults and from hack/test-integration.sh.
+// in 30000-32759: above hack/test-integration.sh's 20000-29999 and below
+// Linux's ephemeral range (32768-60999), where an outgoing connection of any
+// process may take a port between this check and the bind.
 func freePortBlock() (int, error) {
 	for range 50 {
-		base := 32000 + mrand.IntN(1300)*6
+		base := 30000 + mrand.IntN(460)*6
 		ok := true
 		for p := base; p < base+6 && ok; p++ {
 			ok = portFree(p)
@@ -136,7 +158,7 @@ func freePortBlock() (int, error) {
 			return base, nil
 		}
 	}
-	return 0, errors.New("no 6 consecutive free ports in 32000-39999")
+	return 0, errors.New("no 6 consecutive free ports in 30000-32759")
 }
 
 // writeOperatorKubeconfig signs a client certificate for CN=OperatorUser,

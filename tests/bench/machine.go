@@ -17,6 +17,10 @@ import (
 type Load struct {
 	BusyCores  float64 `json:"busyCores"`
 	OtherCores float64 `json:"otherCores"`
+	// ByProcess splits the bench's own share: kube-apiserver, etcd, …,
+	// tidb-simulator, tidb-controller-manager, and the harness (which runs
+	// the counting proxy).
+	ByProcess map[string]float64 `json:"byProcess,omitempty"`
 }
 
 // disturbedCores is the foreign load above which a timing is flagged.
@@ -24,13 +28,14 @@ const disturbedCores = 0.5
 
 // cpuMark is a reading of the machine's and the bench processes' CPU time.
 type cpuMark struct {
-	busy, total uint64 // jiffies of all CPUs: not idle, all
-	ours        uint64 // jiffies of the bench's processes
+	busy, total uint64            // jiffies of all CPUs: not idle, all
+	ours        uint64            // jiffies of the bench's processes
+	byName      map[string]uint64 // the same per process
 }
 
-// markCPU reads /proc/stat and the CPU time of pids.
-func markCPU(pids []int) (cpuMark, error) {
-	var m cpuMark
+// markCPU reads /proc/stat and the CPU time of the named pids.
+func markCPU(pids map[string]int) (cpuMark, error) {
+	m := cpuMark{byName: map[string]uint64{}}
 	raw, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return m, err
@@ -53,9 +58,11 @@ func markCPU(pids []int) (cpuMark, error) {
 			m.busy += v
 		}
 	}
-	for _, pid := range pids {
+	for name, pid := range pids {
 		if st, err := ReadProcStat(pid); err == nil {
-			m.ours += uint64(st.CPUSeconds * clockTicks)
+			j := uint64(st.CPUSeconds*clockTicks + 0.5)
+			m.ours += j
+			m.byName[name] = j
 		}
 	}
 	return m, nil
@@ -71,12 +78,18 @@ func loadBetween(a, b cpuMark, cores int) Load {
 	wall := dt / float64(cores)
 	busy := float64(b.busy-a.busy) / wall
 	ours := float64(b.ours-a.ours) / wall
-	return Load{BusyCores: round2(busy), OtherCores: round2(max(busy-ours, 0))}
+	l := Load{BusyCores: round2(busy), OtherCores: round2(max(busy-ours, 0)), ByProcess: map[string]float64{}}
+	for name, j := range b.byName {
+		if j0, ok := a.byName[name]; ok && j >= j0 {
+			l.ByProcess[name] = round2(float64(j-j0) / wall)
+		}
+	}
+	return l
 }
 
-// controlPlanePIDs reads the PIDs hack/local-cluster.sh recorded.
-func controlPlanePIDs(stateDir string) []int {
-	var pids []int
+// controlPlanePIDs reads the PIDs hack/local-cluster.sh recorded, by
+// component, into pids.
+func controlPlanePIDs(stateDir string, pids map[string]int) {
 	files, _ := filepath.Glob(filepath.Join(stateDir, "pids", "*.pid"))
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -85,8 +98,7 @@ func controlPlanePIDs(stateDir string) []int {
 		}
 		first, _, _ := strings.Cut(string(raw), "\n")
 		if pid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil {
-			pids = append(pids, pid)
+			pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
 		}
 	}
-	return pids
 }

@@ -64,7 +64,7 @@ func StartOperator(bin, kubeconfig, proxyURL, logPath string, extra, extraEnv []
 func (o *Operator) WaitReady(ctx context.Context, timeout time.Duration) error {
 	return poll(ctx, 100*time.Millisecond, timeout, "operator leading with synced caches", func(ctx context.Context) (bool, error) {
 		if exited, err := o.Exited(); exited {
-			return false, fmt.Errorf("operator exited (%v); see %s", err, o.LogPath)
+			return false, fmt.Errorf("operator exited (%w); see %s", err, o.LogPath)
 		}
 		code, _, err := httpGet(ctx, o.HealthURL+"/readyz")
 		if err != nil || code != 200 {

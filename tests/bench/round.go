@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -121,7 +120,8 @@ func (r *round) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	pods := 2*r.n*podsPerCluster(shape) + r.cfg.K
-	if r.cp, err = StartControlPlane(ctx, r.cfg.Repo, filepath.Join(r.dir, "cluster"), pods, r.log); err != nil {
+	r.cp, err = StartControlPlane(ctx, r.cfg.Repo, filepath.Join(r.dir, "cluster"), pods, r.log)
+	if err != nil {
 		return err
 	}
 	if r.restCfg, err = clientcmd.BuildConfigFromFlags("", r.cp.Kubeconfig); err != nil {
@@ -237,7 +237,7 @@ func (r *round) converge(ctx context.Context) error {
 	timeout := r.cfg.ConvergeTimeout + time.Duration(r.n)*time.Second
 	err = poll(ctx, 200*time.Millisecond, timeout, "all clusters Ready", func(context.Context) (bool, error) {
 		if exited, err := r.op.Exited(); exited {
-			return false, fmt.Errorf("operator exited: %v", err)
+			return false, fmt.Errorf("operator exited: %w", err)
 		}
 		return r.ready.Count() >= r.n, nil
 	})
@@ -293,13 +293,16 @@ func (r *round) apiserverRequests(ctx context.Context) (float64, error) {
 
 // pids are the bench's own processes: control plane, simulator, operator
 // and the harness itself.
-func (r *round) pids() []int {
-	pids := append(controlPlanePIDs(r.cp.stateDir), os.Getpid())
+func (r *round) pids() map[string]int {
+	pids := map[string]int{"harness": os.Getpid()}
+	controlPlanePIDs(r.cp.stateDir, pids)
 	if r.sim != nil {
-		pids = append(pids, r.sim.PID())
+		pids["tidb-simulator"] = r.sim.PID()
 	}
 	if r.op != nil {
-		pids = append(pids, r.op.PID())
+		if exited, _ := r.op.Exited(); !exited {
+			pids["tidb-controller-manager"] = r.op.PID()
+		}
 	}
 	return pids
 }
@@ -361,14 +364,4 @@ func (r *round) teardown() {
 			logf("stop control plane: %v", err)
 		}
 	}
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -65,7 +64,7 @@ func (r *round) steady(ctx context.Context) error {
 	leases := filter(reqs, isLease)
 	gets := filter(reqs, func(q Request) bool { return q.Verb == "get" && !isLease(q) })
 	other := filter(reqs, func(q Request) bool {
-		return !isLease(q) && q.Verb != "get" && !(isWrite(q.Verb) && strings.HasPrefix(q.Namespace, benchPrefix))
+		return !isLease(q) && q.Verb != "get" && (!isWrite(q.Verb) || !strings.HasPrefix(q.Namespace, benchPrefix))
 	})
 	s.WindowSeconds = seconds(to.Sub(from))
 	s.ClusterWrites = len(writes)
@@ -174,7 +173,7 @@ func (r *round) raw(ctx context.Context) error {
 	if err := createNamespaces(ctx, r.kube, namespaces); err != nil {
 		return err
 	}
-	pids := append(controlPlanePIDs(r.cp.stateDir), os.Getpid(), r.sim.PID())
+	pids := r.pids() // the operator has stopped
 	mark0, err := markCPU(pids)
 	if err != nil {
 		return err

@@ -88,13 +88,13 @@ func renderTable(rep *Report) string {
 	for _, r := range rep.Rounds {
 		head += fmt.Sprintf("\tN=%d", r.N)
 	}
-	fmt.Fprintln(w, head+"\tv1.6 / v2 (N=50)")
+	_, _ = fmt.Fprintln(w, head+"\tv1.6 / v2 (N=50)")
 	row := func(name, ref string, f func(r *Round) string) {
 		line := name
 		for _, r := range rep.Rounds {
 			line += "\t" + f(r)
 		}
-		fmt.Fprintln(w, line+"\t"+ref)
+		_, _ = fmt.Fprintln(w, line+"\t"+ref)
 	}
 	row("Ready / created", "", func(r *Round) string { return fmt.Sprintf("%d/%d", r.Convergence.Ready, r.N) })
 	row("all Ready after create (s)", "203 / 89", func(r *Round) string { return f1(r.Convergence.TotalS) })
@@ -114,6 +114,14 @@ func renderTable(rep *Report) string {
 			raw = f1(r.Raw.Load.OtherCores)
 		}
 		return f1(r.Convergence.Load.OtherCores) + " / " + raw + disturbed(r)
+	})
+	row("cores converging: apiserver/etcd/kcm", "", func(r *Round) string {
+		p := r.Convergence.Load.ByProcess
+		return f2(p["kube-apiserver"]) + "/" + f2(p["etcd"]) + "/" + f2(p["kube-controller-manager"])
+	})
+	row("  sched+kwok/simulator/operator/proxy", "", func(r *Round) string {
+		p := r.Convergence.Load.ByProcess
+		return f2(p["kube-scheduler"]+p["kwok"]) + "/" + f2(p["tidb-simulator"]) + "/" + f2(p["tidb-controller-manager"]) + "/" + f2(p["harness"])
 	})
 	row("API requests per cluster", "77 / 92", func(r *Round) string { return f1(r.Requests.PerCluster) })
 	row("  of which until all Ready", "", func(r *Round) string { return f1(r.Requests.UntilReadyPerCluster) })
@@ -173,7 +181,7 @@ func writeTargets(b *strings.Builder, rep *Report) {
 	for _, r := range checked {
 		head += fmt.Sprintf("\tN=%d", r.N)
 	}
-	fmt.Fprintln(w, head)
+	_, _ = fmt.Fprintln(w, head)
 	for _, t := range targets {
 		line := t.name + "\t" + t.goal
 		for _, r := range checked {
@@ -183,7 +191,7 @@ func writeTargets(b *strings.Builder, rep *Report) {
 				line += "\tNOT met"
 			}
 		}
-		fmt.Fprintln(w, line)
+		_, _ = fmt.Fprintln(w, line)
 	}
 	_ = w.Flush()
 	for _, r := range rep.Rounds {
