@@ -15,6 +15,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
 
@@ -97,7 +98,10 @@ func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.T
 
 func (c *defaultControl) runComponents(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	for _, comp := range c.components {
-		if err := comp.Sync(ctx, tc); err != nil {
+		cctx, events := apply.WithEventBatch(ctx)
+		err := comp.Sync(cctx, tc)
+		events.Flush(c.recorder, tc)
+		if err != nil {
 			if _, waiting := controller.AsRequeue(err); !waiting {
 				c.countError(tc, comp.Name())
 			}

@@ -5,7 +5,8 @@
 // write. Updates copy only owned fields onto the live object, keeping
 // foreign labels and annotations, Service ClusterIPs and NodePorts, and never
 // sending immutable fields. Every write records a Successful<Verb> or
-// Failed<Verb> event on the owning TidbCluster.
+// Failed<Verb> event on the owning TidbCluster; successes are batched per
+// component sync when the context carries an EventBatch.
 package apply
 
 import (
@@ -15,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -86,7 +86,7 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alp
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
 	if apierrors.IsNotFound(err) {
 		created, err := o.create(ctx, desired)
-		recordEvent(rec, owner, "Create", o.kind, desired.GetName(), err)
+		recordEvent(ctx, rec, owner, "Create", o.kind, desired.GetName(), err)
 		if err != nil {
 			return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
 		}
@@ -107,7 +107,7 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alp
 	mergeMeta(merged, desired)
 	setOwner(merged, owner)
 	updated, err := o.update(ctx, merged)
-	recordEvent(rec, owner, "Update", o.kind, desired.GetName(), err)
+	recordEvent(ctx, rec, owner, "Update", o.kind, desired.GetName(), err)
 	if err != nil {
 		return zero, fmt.Errorf("update %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
 	}
@@ -153,25 +153,4 @@ func mergeMaps(base, over map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// Event reasons are Successful<Verb> and Failed<Verb>, as the TiDB Operator records.
-func recordEvent(rec record.EventRecorder, owner *v1alpha1.TidbCluster, verb, kind, name string, err error) {
-	if rec == nil {
-		return
-	}
-	if err != nil {
-		rec.Eventf(owner, corev1.EventTypeWarning, "Failed"+verb, "%s %s %s in TidbCluster %s failed: %v",
-			lower(verb), kind, name, owner.Name, err)
-		return
-	}
-	rec.Eventf(owner, corev1.EventTypeNormal, "Successful"+verb, "%s %s %s in TidbCluster %s successful",
-		lower(verb), kind, name, owner.Name)
-}
-
-func lower(s string) string {
-	if s == "" {
-		return s
-	}
-	return string(s[0]+'a'-'A') + s[1:]
 }
