@@ -35,6 +35,12 @@ type CLIConfig struct {
 	// ResyncDuration is the informer resync period: every object is synced at
 	// least this often, which also refreshes PD/TiDB-derived status.
 	ResyncDuration time.Duration
+	// StatusRefreshInterval is how often the members of a converged cluster
+	// are read again from PD and TiDB; syncs in between (resyncs) keep the
+	// members in status. Zero reads them on every sync, as the TiDB Operator
+	// does. A change of the spec or of a StatefulSet's status, a wait or an
+	// error always reads them again.
+	StatusRefreshInterval time.Duration
 	// AutoFailover enables failover of PD, TiKV, TiDB and TiFlash members.
 	AutoFailover bool
 	// PDFailoverPeriod, TiKVFailoverPeriod, TiDBFailoverPeriod and
@@ -60,6 +66,7 @@ func DefaultCLIConfig() *CLIConfig {
 		Workers:                5,
 		ClusterScoped:          true,
 		ResyncDuration:         30 * time.Second,
+		StatusRefreshInterval:  time.Minute,
 		AutoFailover:           true,
 		PDFailoverPeriod:       5 * time.Minute,
 		TiKVFailoverPeriod:     5 * time.Minute,

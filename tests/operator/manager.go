@@ -30,6 +30,7 @@ func StartManager(t testing.TB, namespace string, mutate func(*app.Options)) *Ma
 	opts.Controller.Namespace = namespace
 	opts.Controller.ClusterScoped = false
 	opts.Controller.ResyncDuration = 5 * time.Second
+	opts.Controller.StatusRefreshInterval = 10 * time.Second // two resyncs reuse members, the third reads them
 	opts.Controller.Workers = 2
 	opts.MetricsAddr = FreeAddr(t)
 	opts.HealthAddr = FreeAddr(t)

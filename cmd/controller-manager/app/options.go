@@ -70,6 +70,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Selector, "selector", "", "Label selector restricting the custom resources this instance handles (e.g. team=a).")
 	fs.DurationVar(&c.ResyncDuration, "resync-duration", c.ResyncDuration, "Informer resync period: how often every object is re-synced.")
 	fs.BoolVar(&c.AutoFailover, "auto-failover", c.AutoFailover, "Replace failed PD, TiKV, TiDB and TiFlash members automatically.")
+	fs.DurationVar(&c.StatusRefreshInterval, "status-refresh-interval", c.StatusRefreshInterval,
+		"How often a converged cluster's members are read again from PD and TiDB (0: every sync).")
 	fs.DurationVar(&c.PDFailoverPeriod, "pd-failover-period", c.PDFailoverPeriod, "Grace period before a failed PD member is replaced.")
 	fs.DurationVar(&c.TiKVFailoverPeriod, "tikv-failover-period", c.TiKVFailoverPeriod, "Grace period before a Down TiKV store is replaced.")
 	fs.DurationVar(&c.TiDBFailoverPeriod, "tidb-failover-period", c.TiDBFailoverPeriod, "Grace period before an unhealthy TiDB server is replaced.")
@@ -108,6 +110,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := labels.Parse(c.Selector); err != nil {
 		errs = append(errs, fmt.Errorf("--selector: %w", err))
+	}
+	if c.StatusRefreshInterval < 0 {
+		errs = append(errs, errors.New("--status-refresh-interval must not be negative"))
 	}
 	if c.ResyncDuration <= 0 {
 		errs = append(errs, errors.New("--resync-duration must be positive"))

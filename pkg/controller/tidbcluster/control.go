@@ -48,18 +48,26 @@ type defaultControl struct {
 	status     StatusUpdater
 	recorder   record.EventRecorder
 	metrics    *metrics.Metrics
+	memory     *StatusMemory
 }
 
 // NewDefaultControl returns the control that defaults, validates, runs the
-// components in order and writes status through updater.
+// components in order and writes status through updater. memory (may be
+// nil) supplies the last status written and lets converged clusters skip
+// PD and TiDB between refreshes.
 func NewDefaultControl(components []Component, updater StatusUpdater, recorder record.EventRecorder,
-	m *metrics.Metrics) ControlInterface {
-	return &defaultControl{components: components, status: updater, recorder: recorder, metrics: m}
+	m *metrics.Metrics, memory *StatusMemory) ControlInterface {
+	return &defaultControl{components: components, status: updater, recorder: recorder, metrics: m, memory: memory}
 }
 
 func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	logger := klog.FromContext(ctx).WithValues("tidbcluster", klog.KObj(tc))
 	ctx = klog.NewContext(ctx, logger)
+	start := c.memory.now()
+	reuseMembers := c.memory.Recall(tc) // the cache may lag behind our own last status write
+	if reuseMembers {
+		ctx = controller.WithRecentObservation(ctx)
+	}
 	live := tc.DeepCopy() // what the API server has; only its status is written
 	original := &live.Status
 	defaulting.SetTidbClusterDefaults(tc)
@@ -73,9 +81,12 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	tc.Status.ObservedGeneration = tc.Generation
 
 	if _, err := c.status.UpdateStatus(ctx, live, &tc.Status); err != nil {
+		c.memory.Forget(tc.UID)
 		c.countError(tc, "cluster_status")
 		return errors.Join(syncErr, err)
 	}
+	converged := syncErr == nil && meta.IsStatusConditionTrue(tc.Status.Conditions, v1alpha1.TidbClusterReady)
+	c.memory.Remember(tc, &tc.Status, start, !reuseMembers, converged)
 	c.countOutcome(tc, syncErr)
 	return syncErr
 }

@@ -78,7 +78,7 @@ func TestValidClusterWritesStatusOnceThenNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := &stubComponent{name: "pd"}
-	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics)
+	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 	deps.FakePingcap.ClearActions()
 
 	tc, err := syncOnce(t, deps, control, "basic")
@@ -124,7 +124,7 @@ func TestInvalidSpecRecordsEventConditionAndIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := &stubComponent{name: "pd"}
-	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics)
+	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 
 	got, err := syncOnce(t, deps, control, "basic")
 	if !controller.IsIgnore(err) {
@@ -180,7 +180,7 @@ func TestComponentOutcomesShowInConditions(t *testing.T) {
 				t.Fatal(err)
 			}
 			first, second := &stubComponent{name: "pd", err: tt.err}, &stubComponent{name: "tikv"}
-			control := NewDefaultControl([]Component{first, second}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics)
+			control := NewDefaultControl([]Component{first, second}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 			got, err := syncOnce(t, deps, control, "basic")
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("want the component's error, got %v", err)

@@ -24,6 +24,7 @@ const ControllerName = "tidbcluster"
 type Controller struct {
 	deps    *controller.Dependencies
 	control ControlInterface
+	memory  *StatusMemory
 	worker  *controller.Worker
 }
 
@@ -32,9 +33,11 @@ type Controller struct {
 // components run in order on every sync. It fails only when an informer
 // refuses a handler.
 func NewController(deps *controller.Dependencies, components []Component) (*Controller, error) {
+	memory := NewStatusMemory(deps.Clock, deps.CLIConfig.StatusRefreshInterval)
 	c := &Controller{
 		deps:    deps,
-		control: NewDefaultControl(components, NewStatusUpdater(deps.Clientset), deps.Recorder, deps.Metrics),
+		memory:  memory,
+		control: NewDefaultControl(components, NewStatusUpdater(deps.Clientset), deps.Recorder, deps.Metrics, memory),
 	}
 	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
 
@@ -98,8 +101,11 @@ func (c *Controller) onDelete(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if tc, ok := obj.(*v1alpha1.TidbCluster); ok && c.deps.Metrics != nil {
-		c.deps.Metrics.ForgetCluster(tc.Namespace, tc.Name)
+	if tc, ok := obj.(*v1alpha1.TidbCluster); ok {
+		c.memory.Forget(tc.UID)
+		if c.deps.Metrics != nil {
+			c.deps.Metrics.ForgetCluster(tc.Namespace, tc.Name)
+		}
 	}
 	c.worker.Enqueue(obj)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -113,7 +114,9 @@ func (m *Manager) stsName(tc *v1alpha1.TidbCluster) string {
 }
 
 // observe records the StatefulSet's status and image and asks the component
-// to observe its members; it runs even for a paused cluster.
+// to observe its members, unless the control marked the members recent and
+// the StatefulSet's status is what the last sync saw; it runs even for a
+// paused cluster.
 func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	tc := st.tc
 	live, err := m.sts.StatefulSets(tc.Namespace).Get(m.stsName(tc))
@@ -126,12 +129,17 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	st.live = live
 	status := m.comp.Status(tc)
 	st.prevPhase = status.Phase
+	unchanged := live != nil && status.StatefulSet != nil && equality.Semantic.DeepEqual(*status.StatefulSet, live.Status)
 	status.StatefulSet, status.Image = nil, ""
 	if live != nil {
 		status.StatefulSet = live.Status.DeepCopy()
 		status.Image = mainImage(live, m.comp.Name())
 	}
-	if err := m.comp.Observe(ctx, tc, live); err != nil {
+	// Between refreshes a converged component whose pods did not change
+	// keeps the members its last sync read from PD or TiDB.
+	if unchanged && controller.RecentObservation(ctx) {
+		klog.FromContext(ctx).V(4).Info("members observed recently; not asking again")
+	} else if err := m.comp.Observe(ctx, tc, live); err != nil {
 		klog.FromContext(ctx).Info("could not observe members", "err", err)
 	}
 	status.Phase = phase(m.comp.Replicas(tc)+m.hooks.FailoverReplicas(tc), live)

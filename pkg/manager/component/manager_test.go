@@ -262,3 +262,44 @@ func configVolume(sts *appsv1.StatefulSet) string {
 	}
 	return ""
 }
+
+func TestRecentMembersAreReusedOnlyWhileTheStatefulSetHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	healthyPD(f.pd)
+	_ = f.mgr.Sync(context.Background(), newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate))
+	f.seed(t)
+	tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
+	if err := f.mgr.Sync(context.Background(), tc); err != nil {
+		t.Fatalf("converged sync: %v", err)
+	}
+	client := f.pd.ClusterClient("ns", "basic")
+	recent := controller.WithRecentObservation(context.Background())
+
+	client.ResetCalls()
+	if err := f.mgr.Sync(recent, tc); err != nil {
+		t.Fatalf("resync: %v", err)
+	}
+	if calls := client.Calls(); len(calls) != 0 {
+		t.Errorf("members are recent and the StatefulSet did not change, yet PD was asked: %v", calls)
+	}
+	if !tc.Status.PD.Synced || len(tc.Status.PD.Members) != 3 {
+		t.Errorf("reused members lost: %+v", tc.Status.PD)
+	}
+
+	// A pod turning unready changes the StatefulSet's status: ask PD again.
+	sts, err := f.deps.StatefulSetLister.StatefulSets("ns").Get("basic-pd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts = sts.DeepCopy()
+	sts.Status.ReadyReplicas = 2
+	mustAdd(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Update(sts))
+	client.ResetCalls()
+	if err := f.mgr.Sync(recent, tc); err != nil {
+		t.Fatalf("resync after a StatefulSet change: %v", err)
+	}
+	if len(client.Calls()) == 0 {
+		t.Error("the StatefulSet changed but PD was not asked")
+	}
+}

@@ -64,7 +64,7 @@ func newClusterFixture() *clusterFixture {
 		component.NewManager(tidb.New(healthyTiDB{}, d.PodLister, d.Clock), tidb.NewHooks(off, d.Recorder, d.Clock), applier, d),
 	}
 	return &clusterFixture{deps: deps, pd: fc,
-		control: tidbcluster.NewDefaultControl(comps, tidbcluster.NewStatusUpdater(d.Clientset), d.Recorder, nil)}
+		control: tidbcluster.NewDefaultControl(comps, tidbcluster.NewStatusUpdater(d.Clientset), d.Recorder, nil, nil)}
 }
 
 // converge creates tc in the fake API and syncs it, playing the informers,

@@ -18,7 +18,8 @@ func ClientOptions(tc *v1alpha1.TidbCluster) pdapi.ClusterOptions {
 	return pdapi.ClusterOptions{TLSEnabled: tlsEnabled(tc), ClusterDomain: tc.Spec.ClusterDomain}
 }
 
-// observeMembers reads PD's health, leader and cluster ID into status.pd:
+// observeMembers reads PD's health and leader (and the cluster ID, once)
+// into status.pd:
 // members of this cluster (matched by client URL), peer members of other
 // clusters sharing the PD, the leader and synced. A member's
 // lastTransitionTime moves only when its health changes, because failover
@@ -36,12 +37,14 @@ func observeMembers(ctx context.Context, ctl pdapi.Control, clk clock.PassiveClo
 		s.Synced = false
 		return fmt.Errorf("PD leader: %w", err)
 	}
-	cluster, err := client.GetCluster(ctx)
-	if err != nil {
-		s.Synced = false
-		return fmt.Errorf("PD cluster: %w", err)
+	if tc.Status.ClusterID == "" { // a PD cluster keeps its ID for life
+		cluster, err := client.GetCluster(ctx)
+		if err != nil {
+			s.Synced = false
+			return fmt.Errorf("PD cluster: %w", err)
+		}
+		tc.Status.ClusterID = strconv.FormatUint(cluster.ID, 10)
 	}
-	tc.Status.ClusterID = strconv.FormatUint(cluster.ID, 10)
 	now := metav1.NewTime(clk.Now())
 	own := ownMemberURL(tc)
 	members, peers := map[string]v1alpha1.PDMember{}, map[string]v1alpha1.PDMember{}

@@ -42,7 +42,8 @@ func pdClient(ctl pdapi.Control, tc *v1alpha1.TidbCluster) pdapi.Client {
 // observeStores reads the stores PD knows into status.tikv: this cluster's
 // stores (matched by advertised address), stores of other clusters sharing
 // the PD (peer stores; TiFlash stores excluded), and this cluster's
-// tombstones. A store's lastTransitionTime moves only when its state
+// tombstones (asked for only while one of its stores is leaving: Offline, or
+// gone from the live list since the last observation). A store's lastTransitionTime moves only when its state
 // changes, because failover timers start there. Before the first store
 // registers PD is not bootstrapped: bootStrapped=false, stores untouched.
 // PD unreachable ⇒ synced=false and the old stores kept.
@@ -58,13 +59,17 @@ func observeStores(ctx context.Context, ctl pdapi.Control, clk clock.PassiveCloc
 		s.Synced = false
 		return fmt.Errorf("PD stores: %w", err)
 	}
-	tombstones, err := client.GetTombstoneStores(ctx)
-	if err != nil {
-		s.Synced = false
-		return fmt.Errorf("PD tombstone stores: %w", err)
-	}
 	now := metav1.NewTime(clk.Now())
 	own := ownStoreAddress(tc)
+	gone := s.TombstoneStores
+	if storeLeaving(s.Stores, live, own) {
+		tombstones, err := client.GetTombstoneStores(ctx)
+		if err != nil {
+			s.Synced = false
+			return fmt.Errorf("PD tombstone stores: %w", err)
+		}
+		gone = ownTombstones(tombstones, own, s.TombstoneStores, now)
+	}
 	stores, peers := map[string]v1alpha1.TiKVStore{}, map[string]v1alpha1.TiKVStore{}
 	for _, info := range live.Stores {
 		store, ok := newStore(info)
@@ -89,10 +94,30 @@ func observeStores(ctx context.Context, ctl pdapi.Control, clk clock.PassiveCloc
 			peers[store.ID] = store
 		}
 	}
-	gone := ownTombstones(tombstones, own, s.TombstoneStores, now)
 	s.Stores, s.PeerStores, s.TombstoneStores = nilIfEmpty(stores), nilIfEmpty(peers), nilIfEmpty(gone)
 	s.Synced, s.BootStrapped = true, true
 	return nil
+}
+
+// storeLeaving reports whether one of this cluster's stores is Offline in
+// live or was in prev and is no longer in live (it became a Tombstone).
+func storeLeaving(prev map[string]v1alpha1.TiKVStore, live *pdapi.StoresInfo, own *regexp.Regexp) bool {
+	seen := map[string]bool{}
+	for _, info := range live.Stores {
+		if info == nil || info.Store == nil || !own.MatchString(info.Store.Address) {
+			continue
+		}
+		if info.Store.StateName == pdapi.StoreStateNameOffline {
+			return true
+		}
+		seen[strconv.FormatUint(info.Store.ID, 10)] = true
+	}
+	for id := range prev {
+		if !seen[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // ownTombstones returns this cluster's tombstones; a store that is already

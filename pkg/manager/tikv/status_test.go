@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,8 +69,12 @@ func TestObserveStores(t *testing.T) {
 		noSTS   bool
 		want    v1alpha1.TiKVStatus
 		wantErr bool
+
+		// noTombstoneCall: PD's tombstone list must not be asked for.
+		noTombstoneCall bool
 	}{{
 		name: "own, peer, TiFlash and tombstone stores are told apart",
+		prev: v1alpha1.TiKVStatus{Stores: map[string]v1alpha1.TiKVStore{"6": {ID: "6", State: up}}},
 		stores: []*pdapi.StoreInfo{
 			pdStore(1, ownAddr0, up, 7),
 			pdStore(2, ownAddr1, down, 0),
@@ -104,14 +109,14 @@ func TestObserveStores(t *testing.T) {
 		},
 		stores: []*pdapi.StoreInfo{
 			pdStore(1, ownAddr0, up, 7),
-			pdStore(2, ownAddr1, down, 0),
+			pdStore(2, ownAddr1, pdapi.StoreStateNameOffline, 0),
 			pdStore(3, peerAddr, up, 4),
 			pdStore(6, "basic-tikv-2.basic-tikv-peer.ns.svc:20160", pdapi.StoreStateNameTombstone, 0),
 		},
 		want: v1alpha1.TiKVStatus{Synced: true, BootStrapped: true,
 			Stores: map[string]v1alpha1.TiKVStore{
 				"1": withBeforeUpgrade(statusStore("1", "basic-tikv-0", "basic-tikv-0.basic-tikv-peer.ns.svc", up, 7, before), 9),
-				"2": statusStore("2", "basic-tikv-1", "basic-tikv-1.basic-tikv-peer.ns.svc.cluster.local", down, 0, now),
+				"2": statusStore("2", "basic-tikv-1", "basic-tikv-1.basic-tikv-peer.ns.svc.cluster.local", pdapi.StoreStateNameOffline, 0, now),
 			},
 			PeerStores: map[string]v1alpha1.TiKVStore{
 				"3": statusStore("3", "other-tikv-0", "other-tikv-0.other-tikv-peer.ns.svc", up, 4, before),
@@ -140,11 +145,22 @@ func TestObserveStores(t *testing.T) {
 			Stores: map[string]v1alpha1.TiKVStore{"1": {ID: "1", State: up}}},
 		wantErr: true,
 	}, {
-		name:    "tombstone list fails: not synced",
-		prev:    v1alpha1.TiKVStatus{Synced: true, BootStrapped: true},
+		name: "no store leaving: the tombstone list is not asked for and the last one is kept",
+		prev: v1alpha1.TiKVStatus{Synced: true, BootStrapped: true,
+			Stores:          map[string]v1alpha1.TiKVStore{"1": {ID: "1", State: up}},
+			TombstoneStores: map[string]v1alpha1.TiKVStore{"6": {ID: "6", State: pdapi.StoreStateNameTombstone}}},
+		stores: []*pdapi.StoreInfo{pdStore(1, ownAddr0, up, 7)},
+		fail:   map[pdapi.Method]error{pdapi.MethodGetTombstoneStores: errors.New("must not be called")},
+		want: v1alpha1.TiKVStatus{Synced: true, BootStrapped: true,
+			Stores:          map[string]v1alpha1.TiKVStore{"1": statusStore("1", "basic-tikv-0", "basic-tikv-0.basic-tikv-peer.ns.svc", up, 7, now)},
+			TombstoneStores: map[string]v1alpha1.TiKVStore{"6": {ID: "6", State: pdapi.StoreStateNameTombstone}}},
+		noTombstoneCall: true,
+	}, {
+		name:    "tombstone list fails while a store leaves: not synced",
+		prev:    v1alpha1.TiKVStatus{Synced: true, BootStrapped: true, Stores: map[string]v1alpha1.TiKVStore{"2": {ID: "2", State: up}}},
 		stores:  []*pdapi.StoreInfo{pdStore(1, ownAddr0, up, 7)},
 		fail:    map[pdapi.Method]error{pdapi.MethodGetTombstoneStores: errors.New("timeout")},
-		want:    v1alpha1.TiKVStatus{Synced: false, BootStrapped: true},
+		want:    v1alpha1.TiKVStatus{Synced: false, BootStrapped: true, Stores: map[string]v1alpha1.TiKVStore{"2": {ID: "2", State: up}}},
 		wantErr: true,
 	}, {
 		name:  "no StatefulSet yet: PD is not asked",
@@ -173,6 +189,9 @@ func TestObserveStores(t *testing.T) {
 			}
 			if diff := cmp.Diff(c.want, tc.Status.TiKV); diff != "" {
 				t.Errorf("status.tikv (-want +got):\n%s", diff)
+			}
+			if c.noTombstoneCall && slices.ContainsFunc(client.Calls(), func(c pdapi.Call) bool { return c.Method == pdapi.MethodGetTombstoneStores }) {
+				t.Errorf("the tombstone list was asked for: %v", client.Calls())
 			}
 			if c.noSTS && len(client.Calls()) > 0 {
 				t.Errorf("PD was asked before the StatefulSet exists: %v", client.Calls())

@@ -1,0 +1,107 @@
+package tidbcluster
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// StatusMemory remembers, per cluster, the status the last sync left on the
+// API server and when its members were last read from PD and TiDB.
+//
+// The first lets a sync start from the truth even when the informer cache
+// has not yet delivered the operator's own last status write: the operator
+// is the only writer of status, so what it last wrote is what the server
+// has. Without it, a sync racing its own write would start from an older
+// status (losing a failure record or a lastTransitionTime) and write it
+// back. The second lets resyncs of a converged cluster skip PD and TiDB.
+// A StatusMemory is safe for concurrent use; a nil one remembers nothing.
+type StatusMemory struct {
+	clock   clock.PassiveClock
+	refresh time.Duration
+
+	mu       sync.Mutex
+	clusters map[types.UID]*memo
+}
+
+type memo struct {
+	status     *v1alpha1.TidbClusterStatus
+	generation int64     // the spec generation the status was computed for
+	observedAt time.Time // when members were last read
+	converged  bool      // the last sync ended done and Ready
+}
+
+// NewStatusMemory returns a memory that lets a converged cluster reuse its
+// members for refresh (0: never).
+func NewStatusMemory(clk clock.PassiveClock, refresh time.Duration) *StatusMemory {
+	return &StatusMemory{clock: clk, refresh: refresh, clusters: map[types.UID]*memo{}}
+}
+
+// Recall puts the last status written for tc (same UID) into tc.Status and
+// reports whether this sync may reuse the members in it: the last sync
+// converged at the same generation less than the refresh interval ago.
+func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) (reuseMembers bool) {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last, ok := m.clusters[tc.UID]
+	if !ok {
+		return false
+	}
+	tc.Status = *last.status.DeepCopy()
+	return m.refresh > 0 && last.converged && last.generation == tc.Generation &&
+		m.clock.Since(last.observedAt) < m.refresh
+}
+
+// Remember records status as what the server now has for tc, computed by a
+// sync that started at start; observed says whether that sync read members
+// (else the previous reading time is kept) and converged whether it ended
+// done and Ready.
+func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbClusterStatus, start time.Time,
+	observed, converged bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := &memo{status: status.DeepCopy(), generation: tc.Generation, observedAt: start, converged: converged}
+	if last, ok := m.clusters[tc.UID]; ok && !observed {
+		next.observedAt = last.observedAt
+	}
+	m.clusters[tc.UID] = next
+}
+
+// now is the memory's clock reading (zero for a nil memory).
+func (m *StatusMemory) now() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
+	return m.clock.Now()
+}
+
+// Forget drops what is remembered of a cluster: it was deleted, or a status
+// write failed and the server's status is unknown.
+func (m *StatusMemory) Forget(uid types.UID) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.clusters, uid)
+}
+
+// Len is the number of clusters remembered (for tests and metrics).
+func (m *StatusMemory) Len() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.clusters)
+}

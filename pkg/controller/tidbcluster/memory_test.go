@@ -1,0 +1,159 @@
+package tidbcluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+)
+
+func TestStatusMemoryRecall(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	status := &v1alpha1.TidbClusterStatus{ClusterID: "42"}
+	cases := []struct {
+		name       string
+		refresh    time.Duration
+		converged  bool
+		generation int64 // of the cluster recalled; remembered at 3
+		after      time.Duration
+		forget     bool
+		want       bool
+		wantStatus string
+	}{
+		{name: "converged, recent", refresh: time.Minute, converged: true, generation: 3, after: 59 * time.Second, want: true, wantStatus: "42"},
+		{name: "converged, due for refresh", refresh: time.Minute, converged: true, generation: 3, after: time.Minute, wantStatus: "42"},
+		{name: "not converged", refresh: time.Minute, generation: 3, after: time.Second, wantStatus: "42"},
+		{name: "spec changed", refresh: time.Minute, converged: true, generation: 4, after: time.Second, wantStatus: "42"},
+		{name: "refresh 0: always observe", converged: true, generation: 3, after: time.Second, wantStatus: "42"},
+		{name: "forgotten", refresh: time.Minute, converged: true, generation: 3, after: time.Second, forget: true, wantStatus: "cached"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			clk := clocktesting.NewFakePassiveClock(t0)
+			m := NewStatusMemory(clk, c.refresh)
+			tc := newTC()
+			m.Remember(tc, status, t0, true, c.converged)
+			if c.forget {
+				m.Forget(tc.UID)
+			}
+			clk.SetTime(t0.Add(c.after))
+			tc.Generation = c.generation
+			tc.Status.ClusterID = "cached"
+			if got := m.Recall(tc); got != c.want {
+				t.Errorf("Recall = %v, want %v", got, c.want)
+			}
+			if tc.Status.ClusterID != c.wantStatus {
+				t.Errorf("status after Recall has cluster ID %q, want %q", tc.Status.ClusterID, c.wantStatus)
+			}
+		})
+	}
+}
+
+func TestStatusMemoryKeepsObservationTimeWhenMembersWereReused(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	m := NewStatusMemory(clk, time.Minute)
+	tc := newTC()
+	m.Remember(tc, &tc.Status, t0, true, true)
+	m.Remember(tc, &tc.Status, t0.Add(40*time.Second), false, true) // a resync that reused members
+	clk.SetTime(t0.Add(61 * time.Second))
+	if m.Recall(tc) {
+		t.Error("members read 61 s ago were reused; a reuse must not restart the refresh clock")
+	}
+	var nilMemory *StatusMemory
+	nilMemory.Remember(tc, &tc.Status, t0, true, true)
+	if nilMemory.Recall(tc) || nilMemory.Len() != 0 {
+		t.Error("a nil memory remembered something")
+	}
+}
+
+// readyComponent plays every component: it reports a converged, healthy
+// cluster, changes one status field on its second run, and records whether
+// each run was told its members are recent.
+type readyComponent struct {
+	runs   int
+	recent []bool
+}
+
+func (r *readyComponent) Name() string { return "all" }
+
+func (r *readyComponent) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	r.runs++
+	r.recent = append(r.recent, controller.RecentObservation(ctx))
+	done := &appsv1.StatefulSetStatus{CurrentRevision: "r1", UpdateRevision: "r1"}
+	tc.Status.PD.StatefulSet, tc.Status.TiKV.StatefulSet, tc.Status.TiDB.StatefulSet = done, done.DeepCopy(), done.DeepCopy()
+	if r.runs == 1 {
+		tc.Status.ClusterID = "7" // read from PD once, as the PD component does
+		tc.Status.PD.Members = map[string]v1alpha1.PDMember{}
+		for i := range 3 {
+			name := fmt.Sprintf("basic-pd-%d", i)
+			tc.Status.PD.Members[name] = v1alpha1.PDMember{Name: name, Health: true}
+		}
+		tc.Status.TiKV.Stores = map[string]v1alpha1.TiKVStore{"1": {State: "Up"}, "2": {State: "Up"}, "3": {State: "Up"}}
+		tc.Status.TiDB.Members = map[string]v1alpha1.TiDBMember{"a": {Health: true}, "b": {Health: true}}
+	}
+	if r.runs == 2 {
+		tc.Status.TiKV.BootStrapped = true
+	}
+	return nil
+}
+
+func TestControlStartsFromItsLastStatusWriteAndReusesRecentMembers(t *testing.T) {
+	t.Parallel()
+	deps := controller.NewFakeDependencies()
+	ctx := context.Background()
+	clusters := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns")
+	stale, err := clusters.Create(ctx, newTC(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	comp := &readyComponent{}
+	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, nil,
+		NewStatusMemory(clk, time.Minute))
+
+	if err := control.UpdateTidbCluster(ctx, stale.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	// The informer has not delivered the first write yet: the second sync
+	// gets the stale object, changes one more field, and must not write the
+	// stale rest back.
+	clk.SetTime(t0.Add(30 * time.Second))
+	if err := control.UpdateTidbCluster(ctx, stale.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := clusters.Get(ctx, "basic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ClusterID != "7" || len(got.Status.PD.Members) != 3 || !got.Status.TiKV.BootStrapped {
+		t.Errorf("server status: cluster ID %q, %d PD members, bootstrapped %v; want 7, 3, true (a stale cache must not undo a write)",
+			got.Status.ClusterID, len(got.Status.PD.Members), got.Status.TiKV.BootStrapped)
+	}
+	deps.FakePingcap.ClearActions()
+	clk.SetTime(t0.Add(59 * time.Second))
+	if err := control.UpdateTidbCluster(ctx, stale.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(deps); len(w) != 0 {
+		t.Errorf("a converged resync from a stale cache wrote %v", w)
+	}
+	clk.SetTime(t0.Add(61 * time.Second))
+	if err := control.UpdateTidbCluster(ctx, got.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true, true, false}; fmt.Sprint(comp.recent) != fmt.Sprint(want) {
+		t.Errorf("members marked recent per sync = %v, want %v (first sync, two within a minute, then a refresh)", comp.recent, want)
+	}
+}
