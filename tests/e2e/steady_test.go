@@ -90,14 +90,16 @@ func waitSyncs(t *testing.T, ctx context.Context, env *framework.Env, mgr *opera
 
 // checkNoWritesWhenConverged first waits until the Ready cluster settles —
 // region leaders keep balancing for a few seconds after the stores come up,
-// and the leader counts are part of status — then lets the manager sync it
-// three more times (resyncs every 5s) and asserts that neither the cluster
+// and the leader counts are part of status; the settle window of four
+// syncs spans a member refresh (10s, see operator.StartManager), so a
+// change PD reports is seen in it — then lets the manager sync it three
+// more times (resyncs every 5s) and asserts that neither the cluster
 // nor any object it owns changed: a converged sync writes nothing.
 func checkNoWritesWhenConverged(t *testing.T, ctx context.Context, env *framework.Env, mgr *operator.Manager) {
 	t.Helper()
 	framework.WaitFor(t, ctx, 2*time.Minute, "the cluster settles", func(ctx context.Context) (bool, error) {
 		a := resourceVersions(t, ctx, env)
-		waitSyncs(t, ctx, env, mgr, 2)
+		waitSyncs(t, ctx, env, mgr, 4)
 		b := resourceVersions(t, ctx, env)
 		return cmp.Equal(a, b), nil
 	})

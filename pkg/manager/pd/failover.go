@@ -36,6 +36,9 @@ func (h *Hooks) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
 // healthy. One step per sync.
 func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	s := &tc.Status.PD
+	if err := h.removeOrphanMembers(ctx, tc); err != nil {
+		return err
+	}
 	if allMembersHealthy(tc) {
 		if len(s.FailureMembers) > 0 {
 			h.recorder.Eventf(tc, corev1.EventTypeNormal, "Recovery", "every PD member is healthy again; removing %d failover member(s)", len(s.FailureMembers))
@@ -110,6 +113,36 @@ func (h *Hooks) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster, nam
 	f.MemberDeleted = true
 	tc.Status.PD.FailureMembers[name] = f
 	h.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted with its pod and data; it rejoins as a new member", name)
+	return nil
+}
+
+// removeOrphanMembers deletes from PD the members of this cluster whose pod
+// the StatefulSet no longer has nor wants: a pod being scaled in can join PD
+// after its member was deleted (it was still starting), and such a member
+// would stay in PD, unhealthy, for ever. Members of ordinals still wanted,
+// or whose pod still exists, are left to scale-in and failover.
+func (h *Hooks) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	s := &tc.Status.PD
+	if !s.Synced || s.StatefulSet == nil {
+		return nil
+	}
+	wanted := max(tc.Spec.PD.Replicas+h.FailoverReplicas(tc), s.StatefulSet.Replicas)
+	for name, m := range s.Members {
+		ordinal, err := names.Ordinal(name)
+		if err != nil || ordinal < wanted {
+			continue
+		}
+		id, err := strconv.ParseUint(m.ID, 10, 64)
+		if err != nil {
+			continue
+		}
+		if err := h.client(tc).DeleteMemberByID(ctx, id); err != nil {
+			return fmt.Errorf("delete PD member %s, which has no pod: %w", name, err)
+		}
+		delete(s.Members, name)
+		h.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted",
+			"PD member %s has no pod (ordinal %d, %d wanted) and was removed from PD", name, ordinal, wanted)
+	}
 	return nil
 }
 

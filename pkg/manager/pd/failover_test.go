@@ -2,9 +2,11 @@ package pd
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -80,5 +82,47 @@ func TestPDFailoverNeverActsWithoutQuorum(t *testing.T) {
 	err := h.Failover(context.Background(), tc)
 	if _, waiting := controller.AsRequeue(err); !waiting || len(tc.Status.PD.FailureMembers) != 0 || len(kube.Actions()) != 0 {
 		t.Fatalf("without a healthy quorum nothing may happen: %v %+v %v", err, tc.Status.PD.FailureMembers, kube.Actions())
+	}
+}
+
+func TestMembersWithoutPodsAreRemovedFromPD(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name        string
+		stsReplicas int32  // pods the StatefulSet has
+		want        string // member IDs deleted from PD
+	}{
+		// basic-pd-3 (ID 13) joined PD while it was being scaled in, after
+		// its member had been deleted; its pod is gone now.
+		{name: "pod gone", stsReplicas: 3, want: "[13]"},
+		// basic-pd-3's pod still exists: scale-in removes the member first.
+		{name: "pod still there", stsReplicas: 4, want: "[]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctl := pdapi.NewFakeControl()
+			h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kubefake.NewClientset(),
+				record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+			tc := membersTC([]bool{true, true, true, false}, now)
+			tc.Spec.PD.Replicas = 3
+			tc.Status.PD.StatefulSet = &appsv1.StatefulSetStatus{Replicas: c.stsReplicas}
+			if err := h.Failover(context.Background(), tc); err != nil {
+				t.Fatal(err)
+			}
+			deleted := []any{}
+			for _, call := range ctl.ClusterClient("ns", "basic").WriteCalls() {
+				if call.Method == pdapi.MethodDeleteMemberByID {
+					deleted = append(deleted, call.Args...)
+				}
+			}
+			if got := fmt.Sprint(deleted); got != c.want {
+				t.Errorf("deleted member IDs %s, want %s", got, c.want)
+			}
+			if _, still := tc.Status.PD.Members["basic-pd-3"]; still == (c.want != "[]") {
+				t.Errorf("basic-pd-3 in status after the sweep: %v", still)
+			}
+		})
 	}
 }
