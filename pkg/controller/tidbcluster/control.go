@@ -108,11 +108,10 @@ func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.T
 }
 
 func (c *defaultControl) runComponents(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	ctx, events := apply.WithEventBatch(ctx)
+	defer events.Flush(c.recorder, tc)
 	for _, comp := range c.components {
-		cctx, events := apply.WithEventBatch(ctx)
-		err := comp.Sync(cctx, tc)
-		events.Flush(c.recorder, tc)
-		if err != nil {
+		if err := comp.Sync(ctx, tc); err != nil {
 			if _, waiting := controller.AsRequeue(err); !waiting {
 				c.countError(tc, comp.Name())
 			}

@@ -11,10 +11,10 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
-// EventBatch collects the successful writes of one component's sync so that
-// they cost one Event per verb instead of one per object: creating a PD
-// member writes four objects, and four Events would double the API writes
-// of a new cluster. Failures are never batched; they are recorded at once as
+// EventBatch collects the successful writes of one cluster sync so that
+// they cost one Event per verb instead of one per object: the first sync of
+// a new cluster creates nine objects (discovery and PD), and an Event each
+// would double the API writes of a new cluster. Failures are never batched; they are recorded at once as
 // Warnings. A batch is safe for concurrent use.
 type EventBatch struct {
 	mu      sync.Mutex
@@ -26,7 +26,7 @@ type batchKey struct{}
 
 // WithEventBatch returns a context whose apply calls add their successful
 // writes to the returned batch instead of recording an Event each. Call
-// Flush when the component's sync ends, whatever its outcome.
+// Flush when the sync ends, whatever its outcome.
 func WithEventBatch(ctx context.Context) (context.Context, *EventBatch) {
 	b := &EventBatch{objects: map[string][]string{}}
 	return context.WithValue(ctx, batchKey{}, b), b
