@@ -3,6 +3,7 @@ package controller
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
@@ -122,10 +123,12 @@ func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 	managed := labels.SelectorFromSet(labels.Set{label.ManagedByLabelKey: label.TiDBOperator}).String()
 	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, cfg.ResyncDuration,
 		kubeinformers.WithNamespace(ns),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managed }))
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managed }),
+		kubeinformers.WithTransform(DropManagedFields))
 	pcFactory := externalversions.NewSharedInformerFactoryWithOptions(pc, cfg.ResyncDuration,
 		externalversions.WithNamespace(ns),
-		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector }))
+		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector }),
+		externalversions.WithTransform(DropManagedFields))
 	return newDependencies(cfg, kube, pc, kubeFactory, pcFactory, recorder, m)
 }
 
@@ -156,6 +159,18 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		RoleLister:           kubeFactory.Rbac().V1().Roles().Lister(),
 		RoleBindingLister:    kubeFactory.Rbac().V1().RoleBindings().Lister(),
 	}
+}
+
+// DropManagedFields is the informers' transform: it removes
+// metadata.managedFields, which no controller reads and which is often the
+// larger part of a cached object. An update sent from a cached copy leaves
+// the server's managedFields as they are (they are only reset by an empty
+// list, never by an absent one). Objects without metadata pass unchanged.
+func DropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // StartInformers starts every informer registered so far; they stop when

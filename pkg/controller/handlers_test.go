@@ -54,3 +54,19 @@ func TestEnqueueOwnerHandler(t *testing.T) {
 		t.Errorf("an add and four updates queued %d syncs, want 1", w.Len())
 	}
 }
+
+func TestDropManagedFields(t *testing.T) {
+	t.Parallel()
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db-pd",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}, Labels: map[string]string{"a": "b"}}}
+	got, err := DropManagedFields(sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.(*appsv1.StatefulSet); s.ManagedFields != nil || s.Labels["a"] != "b" {
+		t.Errorf("after the transform: managedFields %v, labels %v; want nil and the labels kept", s.ManagedFields, s.Labels)
+	}
+	if _, err := DropManagedFields("not an object"); err != nil {
+		t.Errorf("a value without metadata: %v", err)
+	}
+}
