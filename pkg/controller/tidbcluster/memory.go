@@ -18,7 +18,9 @@ import (
 // is the only writer of status, so what it last wrote is what the server
 // has. Without it, a sync racing its own write would start from an older
 // status (losing a failure record or a lastTransitionTime) and write it
-// back. The second lets resyncs of a converged cluster skip PD and TiDB.
+// back. This holds while the process leads: it exits when it loses the
+// lease, so a memory never outlives a term in which another instance wrote.
+// The second lets resyncs of a converged cluster skip PD and TiDB.
 // A StatusMemory is safe for concurrent use; a nil one remembers nothing.
 type StatusMemory struct {
 	clock   clock.PassiveClock
