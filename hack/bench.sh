@@ -9,7 +9,7 @@
 # Environment (defaults in brackets), read by tests/bench:
 #   BENCH_N [100]        comma-separated cluster counts, one fresh control plane each, e.g. 1,10,50,100
 #   BENCH_SHAPE [basic]  basic = PD/TiKV/TiDB 1/1/1, ha = 3/3/2 (tests/bench/testdata/<shape>.yaml)
-#   BENCH_IDLE [5m]      idle window after convergence    BENCH_SETTLE [20s]  quiet time before it
+#   BENCH_IDLE [5m]      idle window after convergence    BENCH_SETTLE [40s]  quiet time before it
 #   BENCH_K [10]         clusters scaled out one by one to time the reaction
 #   BENCH_RAW [1]        0 skips the raw API baseline
 #   BENCH_OPERATOR_FLAGS extra controller-manager flags, e.g. '-kube-client-qps=200 -kube-client-burst=400'

@@ -9,7 +9,7 @@
 // report a.json b.json` prints one table from earlier results.
 //
 // Environment: BENCH_N (comma-separated, default 100), BENCH_SHAPE (basic or
-// ha), BENCH_IDLE (5m), BENCH_SETTLE (20s), BENCH_K (10), BENCH_RAW (1),
+// ha), BENCH_IDLE (5m), BENCH_SETTLE (40s), BENCH_K (10), BENCH_RAW (1),
 // BENCH_OPERATOR_FLAGS, BENCH_OPERATOR_ENV (K=V ..., e.g. GOGC=50), BENCH_CONVERGE_TIMEOUT (10m, plus 1s per cluster),
 // BENCH_BIN_DIR (_output/bench/bin), BENCH_OUT (_output/bench).
 package main
@@ -154,7 +154,7 @@ func loadConfig() (Config, error) {
 		def  string
 	}{
 		{&cfg.Idle, "BENCH_IDLE", "5m"},
-		{&cfg.Settle, "BENCH_SETTLE", "20s"},
+		{&cfg.Settle, "BENCH_SETTLE", "40s"},
 		{&cfg.ConvergeTimeout, "BENCH_CONVERGE_TIMEOUT", "10m"},
 	}
 	for _, d := range durations {

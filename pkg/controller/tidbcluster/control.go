@@ -80,12 +80,15 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	c.setConditions(tc, syncErr)
 	tc.Status.ObservedGeneration = tc.Generation
 
-	if _, err := c.status.UpdateStatus(ctx, live, &tc.Status); err != nil {
+	wrote, err := c.status.UpdateStatus(ctx, live, &tc.Status)
+	if err != nil {
 		c.memory.Forget(tc.UID)
 		c.countError(tc, "cluster_status")
 		return errors.Join(syncErr, err)
 	}
-	converged := syncErr == nil && meta.IsStatusConditionTrue(tc.Status.Conditions, v1alpha1.TidbClusterReady)
+	// Members are reused only after a sync that found nothing new: right
+	// after Ready, PD may still be moving region leaders between stores.
+	converged := syncErr == nil && !wrote && meta.IsStatusConditionTrue(tc.Status.Conditions, v1alpha1.TidbClusterReady)
 	c.memory.Remember(tc, &tc.Status, start, !reuseMembers, converged)
 	c.countOutcome(tc, syncErr)
 	return syncErr

@@ -34,7 +34,7 @@ type memo struct {
 	status     *v1alpha1.TidbClusterStatus
 	generation int64     // the spec generation the status was computed for
 	observedAt time.Time // when members were last read
-	converged  bool      // the last sync ended done and Ready
+	converged  bool      // the last sync ended done and Ready, and changed nothing
 }
 
 // NewStatusMemory returns a memory that lets a converged cluster reuse its
@@ -45,7 +45,8 @@ func NewStatusMemory(clk clock.PassiveClock, refresh time.Duration) *StatusMemor
 
 // Recall puts the last status written for tc (same UID) into tc.Status and
 // reports whether this sync may reuse the members in it: the last sync
-// converged at the same generation less than the refresh interval ago.
+// converged (done, Ready, status unchanged) at the same generation, and the
+// members were read less than the refresh interval ago.
 func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) (reuseMembers bool) {
 	if m == nil {
 		return false
@@ -64,7 +65,7 @@ func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) (reuseMembers bool) {
 // Remember records status as what the server now has for tc, computed by a
 // sync that started at start; observed says whether that sync read members
 // (else the previous reading time is kept) and converged whether it ended
-// done and Ready.
+// done and Ready without changing status.
 func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbClusterStatus, start time.Time,
 	observed, converged bool) {
 	if m == nil {

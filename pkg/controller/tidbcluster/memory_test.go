@@ -149,11 +149,16 @@ func TestControlStartsFromItsLastStatusWriteAndReusesRecentMembers(t *testing.T)
 	if w := writes(deps); len(w) != 0 {
 		t.Errorf("a converged resync from a stale cache wrote %v", w)
 	}
-	clk.SetTime(t0.Add(61 * time.Second))
-	if err := control.UpdateTidbCluster(ctx, got.DeepCopy()); err != nil {
-		t.Fatal(err)
+	for _, at := range []time.Duration{61 * time.Second, 118 * time.Second, 120 * time.Second} {
+		clk.SetTime(t0.Add(at))
+		if err := control.UpdateTidbCluster(ctx, got.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if want := []bool{false, true, true, false}; fmt.Sprint(comp.recent) != fmt.Sprint(want) {
-		t.Errorf("members marked recent per sync = %v, want %v (first sync, two within a minute, then a refresh)", comp.recent, want)
+	// Syncs 1 and 2 changed status, so members are read again; sync 3 (59 s)
+	// changed nothing: syncs 4 (61 s) and 5 (118 s) reuse its reading, and
+	// sync 6 (120 s), a minute after it, reads again.
+	if want := []bool{false, false, false, true, true, false}; fmt.Sprint(comp.recent) != fmt.Sprint(want) {
+		t.Errorf("members marked recent per sync = %v, want %v", comp.recent, want)
 	}
 }
