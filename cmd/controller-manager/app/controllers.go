@@ -65,17 +65,7 @@ func newControllers(deps *controller.Dependencies) ([]runner, error) {
 // tidbClusterComponents lists the component managers in sync order:
 // discovery, then PD, TiKV and TiDB, because each waits on the one before.
 func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Component {
-	applier := &apply.Applier{
-		Kube:                 deps.KubeClient,
-		Recorder:             deps.Recorder,
-		ServiceLister:        deps.ServiceLister,
-		ConfigMapLister:      deps.ConfigMapLister,
-		StatefulSetLister:    deps.StatefulSetLister,
-		DeploymentLister:     deps.DeploymentLister,
-		ServiceAccountLister: deps.ServiceAccountLister,
-		RoleLister:           deps.RoleLister,
-		RoleBindingLister:    deps.RoleBindingLister,
-	}
+	applier := apply.NewApplier(deps)
 	httpClients := pdapi.NewHTTPClientCache(secretTLS(deps))
 	pdControl := pdapi.NewControlWithHTTPClients(httpClients, 0)
 	tidbClient := tidbapi.NewClient(httpClients, 0)

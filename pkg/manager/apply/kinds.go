@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
 )
 
 // Applier applies each kind a TidbCluster owns. Reads come from the
@@ -29,6 +30,22 @@ type Applier struct {
 	ServiceAccountLister corelisters.ServiceAccountLister
 	RoleLister           rbaclisters.RoleLister
 	RoleBindingLister    rbaclisters.RoleBindingLister
+}
+
+// NewApplier returns the Applier that writes with deps' client and reads
+// from deps' listers.
+func NewApplier(deps *controller.Dependencies) *Applier {
+	return &Applier{
+		Kube:                 deps.KubeClient,
+		Recorder:             deps.Recorder,
+		ServiceLister:        deps.ServiceLister,
+		ConfigMapLister:      deps.ConfigMapLister,
+		StatefulSetLister:    deps.StatefulSetLister,
+		DeploymentLister:     deps.DeploymentLister,
+		ServiceAccountLister: deps.ServiceAccountLister,
+		RoleLister:           deps.RoleLister,
+		RoleBindingLister:    deps.RoleBindingLister,
+	}
 }
 
 // Service creates or updates desired. It keeps the live ClusterIP(s) and the

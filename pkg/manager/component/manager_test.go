@@ -30,12 +30,7 @@ type fixture struct {
 
 func newFixture() *fixture {
 	deps := controller.NewFakeDependencies()
-	applier := &apply.Applier{
-		Kube: deps.KubeClient, Recorder: deps.Recorder,
-		ServiceLister: deps.ServiceLister, ConfigMapLister: deps.ConfigMapLister,
-		StatefulSetLister: deps.StatefulSetLister, DeploymentLister: deps.DeploymentLister,
-		ServiceAccountLister: deps.ServiceAccountLister, RoleLister: deps.RoleLister, RoleBindingLister: deps.RoleBindingLister,
-	}
+	applier := apply.NewApplier(deps.Dependencies)
 	fc := pdapi.NewFakeControl()
 	return &fixture{deps: deps, pd: fc, mgr: component.NewManager(pd.New(fc, deps.Clock), nil, applier, deps.Dependencies)}
 }

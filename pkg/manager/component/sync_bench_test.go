@@ -48,12 +48,7 @@ type clusterFixture struct {
 
 func newClusterFixture() *clusterFixture {
 	deps := controller.NewFakeDependencies()
-	applier := &apply.Applier{
-		Kube: deps.KubeClient, Recorder: deps.Recorder,
-		ServiceLister: deps.ServiceLister, ConfigMapLister: deps.ConfigMapLister,
-		StatefulSetLister: deps.StatefulSetLister, DeploymentLister: deps.DeploymentLister,
-		ServiceAccountLister: deps.ServiceAccountLister, RoleLister: deps.RoleLister, RoleBindingLister: deps.RoleBindingLister,
-	}
+	applier := apply.NewApplier(deps.Dependencies)
 	fc := pdapi.NewFakeControl()
 	off := component.FailoverConfig{}
 	d := deps.Dependencies
