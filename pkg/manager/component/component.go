@@ -64,6 +64,11 @@ type Hooks interface {
 	// called for every available updated pod during a rollout, so it must be
 	// cheap when there is nothing to undo.
 	PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+	// EndUpgrade removes whatever a rollout may have left behind (TiKV: every
+	// evict-leader scheduler of the cluster's stores), also for pods that were
+	// not available when the rollout ended. It is called on the first sync
+	// after a rollout ended and again until it returns nil.
+	EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) error
 	// PodHealthy reports whether a pod is healthy in the component's own
 	// terms (a healthy PD member, an Up store, a TiDB answering /status).
 	PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
@@ -99,6 +104,9 @@ func (NoHooks) PreUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) erro
 
 // PostUpgradePod needs nothing.
 func (NoHooks) PostUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
+
+// EndUpgrade needs nothing.
+func (NoHooks) EndUpgrade(context.Context, *v1alpha1.TidbCluster) error { return nil }
 
 // PodHealthy trusts the pod's readiness.
 func (NoHooks) PodHealthy(*v1alpha1.TidbCluster, string) bool { return true }

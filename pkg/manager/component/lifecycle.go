@@ -108,7 +108,8 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 
 // postUpgrade lets the component undo its preparation for restarted pods
 // that are available again: while a rollout is in progress, and on the
-// first sync after it ended (the last pod's restart ends the rollout).
+// first sync after it ended (the last pod's restart ends the rollout), when
+// EndUpgrade then sweeps what an unavailable pod's restart left behind.
 func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Component) error {
 	if !c.Rolling && st.prevPhase != v1alpha1.UpgradePhase {
 		return nil
@@ -120,7 +121,10 @@ func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Comp
 			}
 		}
 	}
-	return nil
+	if c.Rolling {
+		return nil
+	}
+	return m.hooks.EndUpgrade(ctx, st.tc)
 }
 
 // annotateTemplateHash records the hash of the desired pod template.

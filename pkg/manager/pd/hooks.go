@@ -119,6 +119,9 @@ func pickLeader(tc *v1alpha1.TidbCluster, member string, ordinal int32, preferHi
 // PostUpgradePod has nothing to undo.
 func (h *Hooks) PostUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
 
+// EndUpgrade returns nil: a leader transfer leaves nothing behind.
+func (h *Hooks) EndUpgrade(context.Context, *v1alpha1.TidbCluster) error { return nil }
+
 // PodHealthy reports the member's health in PD.
 func (h *Hooks) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {
 	return tc.Status.PD.Members[podName].Health

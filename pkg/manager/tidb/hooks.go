@@ -39,6 +39,9 @@ func (h *Hooks) PreUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) err
 // PostUpgradePod returns nil: there is nothing to undo.
 func (h *Hooks) PostUpgradePod(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
 
+// EndUpgrade returns nil: a TiDB rollout leaves nothing behind.
+func (h *Hooks) EndUpgrade(context.Context, *v1alpha1.TidbCluster) error { return nil }
+
 // PodHealthy reports whether the pod's status port answered.
 func (h *Hooks) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {
 	return tc.Status.TiDB.Members[podName].Health

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -180,6 +181,53 @@ func (h *Hooks) PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, or
 		return nil
 	}
 	return controller.Requeue("waiting for leaders to return to store %s: %d of about %d", store.ID, store.LeaderCount, fair)
+}
+
+// EndUpgrade removes the evict-leader scheduler of every store of this
+// cluster (live, failed or tombstoned), as the TiDB Operator does when a
+// TiKV rollout finishes: a pod that was not available when the rollout
+// ended never had PostUpgradePod undo its eviction, and a scheduler left
+// behind would keep its store at 0 leaders forever. It errors, and is
+// retried on the next sync, when PD cannot list or remove a scheduler.
+func (h *Hooks) EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	ours := clusterStoreIDs(tc)
+	if len(ours) == 0 {
+		return nil
+	}
+	evicting, err := h.client(tc).GetEvictLeaderSchedulers(ctx)
+	if err != nil {
+		return fmt.Errorf("list evict-leader schedulers: %w", err)
+	}
+	for _, id := range evicting {
+		if !ours[id] {
+			continue
+		}
+		if err := h.client(tc).EndEvictLeader(ctx, id); err != nil {
+			return fmt.Errorf("end leader eviction of store %d: %w", id, err)
+		}
+		klog.FromContext(ctx).Info("removed an evict-leader scheduler left after the rollout", "store", id)
+	}
+	return nil
+}
+
+// clusterStoreIDs are the IDs of every store status knows for this cluster.
+func clusterStoreIDs(tc *v1alpha1.TidbCluster) map[uint64]bool {
+	out := map[uint64]bool{}
+	add := func(id string) {
+		if n, err := strconv.ParseUint(id, 10, 64); err == nil {
+			out[n] = true
+		}
+	}
+	for id := range tc.Status.TiKV.Stores {
+		add(id)
+	}
+	for id := range tc.Status.TiKV.TombstoneStores {
+		add(id)
+	}
+	for id := range tc.Status.TiKV.FailureStores {
+		add(id)
+	}
+	return out
 }
 
 // PodHealthy reports whether the pod's store is Up.
