@@ -80,10 +80,13 @@ func TestBasicClusterBecomesReadyAndIsCollected(t *testing.T) {
 	checkStatus(t, tc)
 	checkObjects(t, ctx, env)
 	checkCreationOrder(t, ctx, env)
-	out := framework.Kubectl(t, "get", "tc", "basic", "-n", env.Namespace, "--no-headers")
-	if f := strings.Fields(out); len(f) < 7 || f[1] != "True" || f[2] != "3" || f[4] != "3" || f[6] != "2" {
-		t.Errorf("kubectl get tc does not show ready counts: %q", out)
-	}
+	// The ready columns are StatefulSet readyReplicas copied at a sync, which may come just after Ready=True.
+	framework.WaitFor(t, ctx, time.Minute, "kubectl get tc shows ready counts 3/3/2", func(ctx context.Context) (bool, error) {
+		out, stderr, err := framework.KubectlErr("get", "tc", "basic", "-n", env.Namespace, "--no-headers")
+		framework.Observef(ctx, "%q %s %v", out, stderr, err)
+		f := strings.Fields(out)
+		return err == nil && len(f) >= 7 && f[1] == "True" && f[2] == "3" && f[4] == "3" && f[6] == "2", nil
+	})
 	checkNoWritesWhenConverged(t, ctx, env, mgr)
 
 	if err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Delete(ctx, "basic", metav1.DeleteOptions{}); err != nil {

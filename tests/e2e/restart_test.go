@@ -6,12 +6,34 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
+
+// slowRegionMigration makes Offline stores of the (shared) simulator take d
+// to become Tombstone until the test ends.
+func slowRegionMigration(t *testing.T, env *framework.Env, sim *simclient.Client, d time.Duration) {
+	t.Helper()
+	before, err := sim.Timings(env.Ctx)
+	if err != nil {
+		t.Fatalf("simulator timings: %v", err)
+	}
+	slow := api.Duration(d)
+	if _, err := sim.SetTimings(env.Ctx, api.TimingsUpdate{RegionMigrationTime: &slow}); err != nil {
+		t.Fatalf("slow down region migration: %v", err)
+	}
+	t.Cleanup(func() {
+		restore := before.RegionMigrationTime
+		if _, err := sim.SetTimings(context.Background(), api.TimingsUpdate{RegionMigrationTime: &restore}); err != nil {
+			t.Errorf("restore region migration time: %v", err)
+		}
+	})
+}
 
 // waitSim waits until the simulated cluster satisfies cond.
 func waitSim(t *testing.T, env *framework.Env, sim *simclient.Client, desc string, cond func(st *simState) bool) {
@@ -61,6 +83,8 @@ func TestOperatorRestartMidUpgradeAndMidScaleIn(t *testing.T) {
 	// PD keeps 3 replicas, so a scale-in needs a fourth store first.
 	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 4}})
 	waitReady(t, env, pc, "TiKV scaled out to 4", func(tc *v1alpha1.TidbCluster) bool { return upStoresOf(tc) == 4 })
+	// Keep the store Offline long enough that the wait below cannot miss it.
+	slowRegionMigration(t, env, sim, 20*time.Second)
 	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 3}})
 	waitSim(t, env, sim, "a store going Offline", func(st *simState) bool {
 		for _, s := range st.Stores {

@@ -48,8 +48,12 @@ func (w *watchInvariants) run(ctx context.Context, env *framework.Env, sim *simc
 			if s.StateName == "Tombstone" || err != nil || ord < *sts.Spec.Replicas {
 				continue
 			}
-			if _, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, s.PodName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				w.violations = append(w.violations, fmt.Sprintf("pod %s was removed while its store %d is %s", s.PodName, s.ID, s.StateName))
+			if _, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, s.PodName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				continue
+			}
+			// The store may have become Tombstone (for good) and the pod removed since the first read.
+			if state, ok := storeStateNow(ctx, env, sim, s.ID); ok && state != "Tombstone" {
+				w.violations = append(w.violations, fmt.Sprintf("pod %s was removed while its store %d is %s", s.PodName, s.ID, state))
 			}
 		}
 		if st.Leader != "" {
@@ -57,6 +61,21 @@ func (w *watchInvariants) run(ctx context.Context, env *framework.Env, sim *simc
 		}
 		return true
 	})
+}
+
+// storeStateNow reads a store's state from the simulator again; ok is
+// false when the simulator could not be asked (the next sample decides).
+func storeStateNow(ctx context.Context, env *framework.Env, sim *simclient.Client, id uint64) (state string, ok bool) {
+	st, err := sim.Cluster(ctx, env.Namespace, "basic")
+	if err != nil {
+		return "", false
+	}
+	for _, s := range st.Stores {
+		if s.ID == id {
+			return s.StateName, true
+		}
+	}
+	return "gone from PD", true
 }
 
 func (w *watchInvariants) check(t *testing.T) {

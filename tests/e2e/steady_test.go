@@ -29,25 +29,33 @@ func resourceVersions(t *testing.T, ctx context.Context, env *framework.Env) map
 	}
 	ns := env.Namespace
 	opts := metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=basic"}
-	if l, err := env.Kube.AppsV1().StatefulSets(ns).List(ctx, opts); err == nil {
-		for i := range l.Items {
-			add("StatefulSet", []metav1.Object{&l.Items[i]})
-		}
+	sets, err := env.Kube.AppsV1().StatefulSets(ns).List(ctx, opts)
+	if err != nil {
+		t.Fatalf("list StatefulSets: %v", err)
 	}
-	if l, err := env.Kube.CoreV1().Services(ns).List(ctx, opts); err == nil {
-		for i := range l.Items {
-			add("Service", []metav1.Object{&l.Items[i]})
-		}
+	for i := range sets.Items {
+		add("StatefulSet", []metav1.Object{&sets.Items[i]})
 	}
-	if l, err := env.Kube.CoreV1().ConfigMaps(ns).List(ctx, opts); err == nil {
-		for i := range l.Items {
-			add("ConfigMap", []metav1.Object{&l.Items[i]})
-		}
+	svcs, err := env.Kube.CoreV1().Services(ns).List(ctx, opts)
+	if err != nil {
+		t.Fatalf("list Services: %v", err)
 	}
-	if l, err := env.Kube.AppsV1().Deployments(ns).List(ctx, opts); err == nil {
-		for i := range l.Items {
-			add("Deployment", []metav1.Object{&l.Items[i]})
-		}
+	for i := range svcs.Items {
+		add("Service", []metav1.Object{&svcs.Items[i]})
+	}
+	cms, err := env.Kube.CoreV1().ConfigMaps(ns).List(ctx, opts)
+	if err != nil {
+		t.Fatalf("list ConfigMaps: %v", err)
+	}
+	for i := range cms.Items {
+		add("ConfigMap", []metav1.Object{&cms.Items[i]})
+	}
+	deps, err := env.Kube.AppsV1().Deployments(ns).List(ctx, opts)
+	if err != nil {
+		t.Fatalf("list Deployments: %v", err)
+	}
+	for i := range deps.Items {
+		add("Deployment", []metav1.Object{&deps.Items[i]})
 	}
 	tc, err := versioned.NewForConfigOrDie(env.Config).PingcapV1alpha1().TidbClusters(ns).Get(ctx, "basic", metav1.GetOptions{})
 	if err != nil {

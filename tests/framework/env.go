@@ -69,7 +69,7 @@ func NewEnv(t *testing.T) *Env {
 	env := &Env{Ctx: ctx, Namespace: ns.Name, Config: cfg, Kube: kube, Dynamic: dyn}
 	t.Cleanup(func() { env.cleanup(t) })
 
-	WaitFor(t, ctx, 30*time.Second, "default ServiceAccount in namespace "+ns.Name, func(ctx context.Context) (bool, error) {
+	WaitFor(t, ctx, time.Minute, "default ServiceAccount in namespace "+ns.Name, func(ctx context.Context) (bool, error) {
 		_, err := kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil

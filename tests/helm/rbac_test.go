@@ -139,18 +139,24 @@ func checkChartInstalled(t *testing.T, env *framework.Env, release string) {
 		t.Errorf("helm status of %s: %s", release, status)
 	}
 	for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules"} {
-		out := framework.Kubectl(t, "get", "crd", crd+".pingcap.com", "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
-		if out != "True" {
-			t.Errorf("CRD %s.pingcap.com Established=%q", crd, out)
+		framework.WaitFor(t, env.Ctx, time.Minute, "CRD "+crd+".pingcap.com Established", func(ctx context.Context) (bool, error) {
+			out, stderr, err := framework.KubectlErr("get", "crd", crd+".pingcap.com", "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+			framework.Observef(ctx, "Established=%q %s %v", out, stderr, err)
+			return err == nil && out == "True", nil
+		})
+	}
+	// helm --wait checks the ReplicaSet's ready pods; availableReplicas is written after that.
+	framework.WaitFor(t, env.Ctx, time.Minute, "the chart's Deployment is available", func(ctx context.Context) (bool, error) {
+		dep, err := env.Kube.AppsV1().Deployments(env.Namespace).Get(ctx, "tidb-controller-manager", metav1.GetOptions{})
+		if err != nil {
+			return false, err
 		}
-	}
-	dep, err := env.Kube.AppsV1().Deployments(env.Namespace).Get(env.Ctx, "tidb-controller-manager", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("chart Deployment: %v", err)
-	}
-	if dep.Status.AvailableReplicas != 1 || dep.Spec.Template.Spec.ServiceAccountName != serviceAccount {
-		t.Errorf("Deployment available=%d serviceAccount=%q", dep.Status.AvailableReplicas, dep.Spec.Template.Spec.ServiceAccountName)
-	}
+		if sa := dep.Spec.Template.Spec.ServiceAccountName; sa != serviceAccount {
+			t.Fatalf("Deployment runs as %q, want %q", sa, serviceAccount)
+		}
+		framework.Observef(ctx, "status %+v", dep.Status)
+		return dep.Status.AvailableReplicas == 1, nil
+	})
 }
 
 // waitBasicReady waits until basic is Ready at its current generation.

@@ -34,7 +34,8 @@ func StartManager(t testing.TB, namespace string, mutate func(*app.Options)) *Ma
 	opts.Controller.Workers = 2
 	opts.MetricsAddr = FreeAddr(t)
 	opts.HealthAddr = FreeAddr(t)
-	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
+	// Long enough that a loaded 2-core machine does not lose the Lease; a stopped manager releases it at once.
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 15*time.Second, 10*time.Second, 2*time.Second
 	opts.ShutdownGraceTime = 2 * time.Second
 	if mutate != nil {
 		mutate(opts)
