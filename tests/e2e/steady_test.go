@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/tests/framework"
@@ -22,40 +24,32 @@ import (
 func resourceVersions(t *testing.T, ctx context.Context, env *framework.Env) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	add := func(kind string, items []metav1.Object) {
-		for _, o := range items {
-			out[kind+"/"+o.GetName()] = o.GetResourceVersion()
-		}
-	}
 	ns := env.Namespace
 	opts := metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=basic"}
-	sets, err := env.Kube.AppsV1().StatefulSets(ns).List(ctx, opts)
-	if err != nil {
-		t.Fatalf("list StatefulSets: %v", err)
-	}
-	for i := range sets.Items {
-		add("StatefulSet", []metav1.Object{&sets.Items[i]})
-	}
-	svcs, err := env.Kube.CoreV1().Services(ns).List(ctx, opts)
-	if err != nil {
-		t.Fatalf("list Services: %v", err)
-	}
-	for i := range svcs.Items {
-		add("Service", []metav1.Object{&svcs.Items[i]})
-	}
-	cms, err := env.Kube.CoreV1().ConfigMaps(ns).List(ctx, opts)
-	if err != nil {
-		t.Fatalf("list ConfigMaps: %v", err)
-	}
-	for i := range cms.Items {
-		add("ConfigMap", []metav1.Object{&cms.Items[i]})
-	}
-	deps, err := env.Kube.AppsV1().Deployments(ns).List(ctx, opts)
-	if err != nil {
-		t.Fatalf("list Deployments: %v", err)
-	}
-	for i := range deps.Items {
-		add("Deployment", []metav1.Object{&deps.Items[i]})
+	for _, l := range []struct {
+		kind string
+		list func() (runtime.Object, error)
+	}{
+		{"StatefulSet", func() (runtime.Object, error) { return env.Kube.AppsV1().StatefulSets(ns).List(ctx, opts) }},
+		{"Service", func() (runtime.Object, error) { return env.Kube.CoreV1().Services(ns).List(ctx, opts) }},
+		{"ConfigMap", func() (runtime.Object, error) { return env.Kube.CoreV1().ConfigMaps(ns).List(ctx, opts) }},
+		{"Deployment", func() (runtime.Object, error) { return env.Kube.AppsV1().Deployments(ns).List(ctx, opts) }},
+	} {
+		list, err := l.list()
+		if err != nil {
+			t.Fatalf("list %ss: %v", l.kind, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range items {
+			o, err := meta.Accessor(item)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[l.kind+"/"+o.GetName()] = o.GetResourceVersion()
+		}
 	}
 	tc, err := versioned.NewForConfigOrDie(env.Config).PingcapV1alpha1().TidbClusters(ns).Get(ctx, "basic", metav1.GetOptions{})
 	if err != nil {
