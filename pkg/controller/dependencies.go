@@ -59,23 +59,28 @@ type CLIConfig struct {
 	TiDBBackupManagerImage string
 	// TiDBDiscoveryImage runs the per-cluster discovery Deployment.
 	TiDBDiscoveryImage string
+	// ManagePersistentVolumes lets the operator watch and patch the
+	// (cluster-scoped) PVs bound to cluster PVCs: spec.pvReclaimPolicy and
+	// enablePVReclaim need it.
+	ManagePersistentVolumes bool
 }
 
 // DefaultCLIConfig returns the defaults of the TiDB Operator's flags.
 func DefaultCLIConfig() *CLIConfig {
 	return &CLIConfig{
-		Workers:                5,
-		ClusterScoped:          true,
-		ResyncDuration:         30 * time.Second,
-		StatusRefreshInterval:  time.Minute,
-		AutoFailover:           true,
-		PDFailoverPeriod:       5 * time.Minute,
-		TiKVFailoverPeriod:     5 * time.Minute,
-		TiDBFailoverPeriod:     5 * time.Minute,
-		TiFlashFailoverPeriod:  5 * time.Minute,
-		PodHardRecoveryPeriod:  24 * time.Hour,
-		TiDBBackupManagerImage: "pingcap/tidb-backup-manager:latest",
-		TiDBDiscoveryImage:     "pingcap/tidb-operator:latest",
+		Workers:                 5,
+		ClusterScoped:           true,
+		ResyncDuration:          30 * time.Second,
+		StatusRefreshInterval:   time.Minute,
+		AutoFailover:            true,
+		PDFailoverPeriod:        5 * time.Minute,
+		TiKVFailoverPeriod:      5 * time.Minute,
+		TiDBFailoverPeriod:      5 * time.Minute,
+		TiFlashFailoverPeriod:   5 * time.Minute,
+		PodHardRecoveryPeriod:   24 * time.Hour,
+		TiDBBackupManagerImage:  "pingcap/tidb-backup-manager:latest",
+		TiDBDiscoveryImage:      "pingcap/tidb-operator:latest",
+		ManagePersistentVolumes: true,
 	}
 }
 
@@ -106,6 +111,9 @@ type Dependencies struct {
 	ConfigMapLister      corelisters.ConfigMapLister
 	PodLister            corelisters.PodLister
 	PVCLister            corelisters.PersistentVolumeClaimLister
+	// PVLister caches the PVs the operator labelled; nil unless
+	// CLIConfig.ManagePersistentVolumes.
+	PVLister             corelisters.PersistentVolumeLister
 	ServiceAccountLister corelisters.ServiceAccountLister
 	RoleLister           rbaclisters.RoleLister
 	RoleBindingLister    rbaclisters.RoleBindingLister
@@ -136,6 +144,10 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 	kubeFactory kubeinformers.SharedInformerFactory, pcFactory externalversions.SharedInformerFactory,
 	recorder record.EventRecorder, m *metrics.Metrics) *Dependencies {
 	pingcap := pcFactory.Pingcap().V1alpha1()
+	var pvs corelisters.PersistentVolumeLister
+	if cfg.ManagePersistentVolumes {
+		pvs = kubeFactory.Core().V1().PersistentVolumes().Lister()
+	}
 	return &Dependencies{
 		CLIConfig:            cfg,
 		KubeClient:           kube,
@@ -155,6 +167,7 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		ConfigMapLister:      kubeFactory.Core().V1().ConfigMaps().Lister(),
 		PodLister:            kubeFactory.Core().V1().Pods().Lister(),
 		PVCLister:            kubeFactory.Core().V1().PersistentVolumeClaims().Lister(),
+		PVLister:             pvs,
 		ServiceAccountLister: kubeFactory.Core().V1().ServiceAccounts().Lister(),
 		RoleLister:           kubeFactory.Rbac().V1().Roles().Lister(),
 		RoleBindingLister:    kubeFactory.Rbac().V1().RoleBindings().Lister(),

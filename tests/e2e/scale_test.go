@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -78,6 +80,32 @@ func storeStateNow(ctx context.Context, env *framework.Env, sim *simclient.Clien
 	return "gone from PD", true
 }
 
+// waitPVPolicies waits until the PVs bound to the named PVCs have policy.
+func waitPVPolicies(t *testing.T, env *framework.Env, pvcs []string, policy corev1.PersistentVolumeReclaimPolicy) {
+	t.Helper()
+	framework.WaitFor(t, env.Ctx, time.Minute, "PVs of the members' PVCs are "+string(policy), func(ctx context.Context) (bool, error) {
+		for _, name := range pvcs {
+			pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if pvc.Spec.VolumeName == "" {
+				framework.Observef(ctx, "PVC %s not bound", name)
+				return false, nil
+			}
+			pv, err := env.Kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if pv.Spec.PersistentVolumeReclaimPolicy != policy {
+				framework.Observef(ctx, "PV %s of %s is %s", pv.Name, name, pv.Spec.PersistentVolumeReclaimPolicy)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
 func (w *watchInvariants) check(t *testing.T) {
 	t.Helper()
 	w.mu.Lock()
@@ -140,6 +168,22 @@ func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
 	if len(st.Members) != 3 {
 		t.Errorf("PD still has %d members after scale-in: %+v", len(st.Members), st.Members)
 	}
+
+	waitPVPolicies(t, env, []string{"pd-basic-pd-0", "pd-basic-pd-1", "pd-basic-pd-2",
+		"tikv-basic-tikv-0", "tikv-basic-tikv-1", "tikv-basic-tikv-2"}, corev1.PersistentVolumeReclaimRetain)
+	patchSpec(t, env, pc, map[string]any{"enablePVReclaim": true})
+	removed := []string{"pd-basic-pd-3", "pd-basic-pd-4", "tikv-basic-tikv-3", "tikv-basic-tikv-4"}
+	framework.WaitFor(t, env.Ctx, time.Minute, "enablePVReclaim deletes the scaled-in members' PVCs", func(ctx context.Context) (bool, error) {
+		for _, name := range removed {
+			_, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if !apierrors.IsNotFound(err) {
+				framework.Observef(ctx, "PVC %s: %v", name, err)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	waitPVPolicies(t, env, []string{"pd-basic-pd-0", "tikv-basic-tikv-2"}, corev1.PersistentVolumeReclaimRetain)
 	stop()
 	<-done
 	w.check(t)

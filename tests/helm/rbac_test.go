@@ -122,6 +122,7 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	operator.StartManager(t, ns, func(o *app.Options) {
 		o.Kubeconfig = kubeconfig
 		o.LeaderElectionID = "tidb-controller-manager-" + release
+		o.Controller.ManagePersistentVolumes = false // as the chart sets it in namespaced mode
 		o.Controller.PDFailoverPeriod = time.Second
 	})
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "basic", "tidb-cluster.yaml"), ns)

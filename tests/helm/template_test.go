@@ -132,7 +132,8 @@ func TestChartRendersEachMode(t *testing.T) {
 		}
 		var cr rbacv1.ClusterRole
 		r.get(t, "ClusterRole", "kt:tidb-controller-manager", &cr)
-		if !grants(cr.Rules, "secrets", "watch") || grants(cr.Rules, "leases", "update") || grants(cr.Rules, "secrets", "create") {
+		if !grants(cr.Rules, "secrets", "watch") || grants(cr.Rules, "leases", "update") || grants(cr.Rules, "secrets", "create") ||
+			!grants(cr.Rules, "persistentvolumes", "watch") || !grants(cr.Rules, "persistentvolumes", "patch") {
 			t.Errorf("ClusterRole rules: %+v", cr.Rules)
 		}
 		var le rbacv1.Role
@@ -145,7 +146,7 @@ func TestChartRendersEachMode(t *testing.T) {
 		if len(crb.Subjects) != 1 || crb.Subjects[0].Namespace != "tidb-admin" || crb.Subjects[0].Name != serviceAccount {
 			t.Errorf("ClusterRoleBinding subjects: %+v", crb.Subjects)
 		}
-		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=true")
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=true", "-manage-persistent-volumes=true")
 	})
 	t.Run("namespaced", func(t *testing.T) {
 		r := renderChart(t, "clusterScoped=false")
@@ -162,7 +163,10 @@ func TestChartRendersEachMode(t *testing.T) {
 				t.Errorf("namespaced Role lacks %s %s", rv[1], rv[0])
 			}
 		}
-		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=false")
+		if grants(role.Rules, "persistentvolumes", "patch") {
+			t.Error("a namespaced Role cannot grant cluster-scoped PersistentVolumes")
+		}
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=false", "-manage-persistent-volumes=false")
 	})
 	t.Run("rbacCreateFalse", func(t *testing.T) {
 		r := renderChart(t, "rbac.create=false")
@@ -189,13 +193,15 @@ func TestChartRendersEachMode(t *testing.T) {
 // NAMESPACE, HELM_RELEASE, probes on the health port, a locked-down
 // container, and the Recreate strategy (a standby is not Ready, so a rolling
 // update would wait forever for the new pod).
-func checkDeployment(t *testing.T, r rendering, name, scopeFlag string) []string {
+func checkDeployment(t *testing.T, r rendering, name string, flags ...string) []string {
 	t.Helper()
 	var d appsv1.Deployment
 	r.get(t, "Deployment", name, &d)
 	c := d.Spec.Template.Spec.Containers[0]
-	if !slices.Contains(c.Command, scopeFlag) || !slices.Contains(c.Command, "-leader-elect=true") {
-		t.Errorf("command %v lacks %s or -leader-elect=true", c.Command, scopeFlag)
+	for _, f := range append(flags, "-leader-elect=true") {
+		if !slices.Contains(c.Command, f) {
+			t.Errorf("command %v lacks %s", c.Command, f)
+		}
 	}
 	parseFlags(t, c.Command)
 	env := map[string]corev1.EnvVar{}

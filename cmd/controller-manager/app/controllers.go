@@ -22,6 +22,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/manager/reclaim"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
@@ -62,15 +63,18 @@ func newControllers(deps *controller.Dependencies) ([]runner, error) {
 	return []runner{tc, bk, rt, bks}, nil
 }
 
-// tidbClusterComponents lists the component managers in sync order:
-// discovery, then PD, TiKV and TiDB, because each waits on the one before.
+// tidbClusterComponents lists the steps of a cluster sync in order: PV
+// reclaim policies, discovery, then PD, TiKV and TiDB (each waits on the one
+// before), and last the cleaner of scaled-in members' PVCs.
 func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Component {
 	applier := apply.NewApplier(deps)
 	httpClients := pdapi.NewHTTPClientCache(secretTLS(deps))
 	pdControl := pdapi.NewControlWithHTTPClients(httpClients, 0)
 	tidbClient := tidbapi.NewClient(httpClients, 0)
 	cfg := deps.CLIConfig
+	reclaimPolicy, pvcCleaner := reclaim.New(deps)
 	return []tidbcluster.Component{
+		reclaimPolicy,
 		discovery.NewManager(applier, deps.CLIConfig.TiDBDiscoveryImage),
 		component.NewManager(pd.New(pdControl, deps.Clock), pd.NewHooks(failover(cfg.AutoFailover, cfg.PDFailoverPeriod), pdControl, deps.KubeClient, deps.Recorder, deps.Clock), applier, deps),
 		component.NewManager(tikv.New(pdControl, deps.Clock),
@@ -78,6 +82,7 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 			applier, deps),
 		component.NewManager(tidb.New(tidbClient, deps.PodLister, deps.Clock),
 			tidb.NewHooks(failover(cfg.AutoFailover, cfg.TiDBFailoverPeriod), deps.Recorder, deps.Clock), applier, deps),
+		pvcCleaner,
 	}
 }
 

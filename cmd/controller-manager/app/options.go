@@ -70,6 +70,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Selector, "selector", "", "Label selector restricting the custom resources this instance handles (e.g. team=a).")
 	fs.DurationVar(&c.ResyncDuration, "resync-duration", c.ResyncDuration, "Informer resync period: how often every object is re-synced.")
 	fs.BoolVar(&c.AutoFailover, "auto-failover", c.AutoFailover, "Replace failed PD, TiKV, TiDB and TiFlash members automatically.")
+	fs.BoolVar(&c.ManagePersistentVolumes, "manage-persistent-volumes", c.ManagePersistentVolumes,
+		"Watch and patch the PersistentVolumes of cluster PVCs (spec.pvReclaimPolicy, spec.enablePVReclaim). Needs list, watch and patch on persistentvolumes.")
 	fs.DurationVar(&c.StatusRefreshInterval, "status-refresh-interval", c.StatusRefreshInterval,
 		"How often a converged cluster's members are read again from PD and TiDB (0: every sync).")
 	fs.DurationVar(&c.PDFailoverPeriod, "pd-failover-period", c.PDFailoverPeriod, "Grace period before a failed PD member is replaced.")

@@ -1,0 +1,57 @@
+package reclaim
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+)
+
+// PolicyManager is the first step of a cluster sync: it gives the PV of
+// every bound cluster PVC spec.pvReclaimPolicy (PVCs marked defer-deleting
+// are the cleaner's). A converged cluster costs no API request: the PVs
+// are read from the cache.
+type PolicyManager struct {
+	pvcs corelisters.PersistentVolumeClaimLister
+	pvs  *volumes
+}
+
+// New returns the reclaim-policy step (run first) and the PVC cleaner (run
+// last) of a cluster sync over deps' caches.
+func New(deps *controller.Dependencies) (*PolicyManager, *Cleaner) {
+	pvs := &volumes{kube: deps.KubeClient, lister: deps.PVLister}
+	return &PolicyManager{pvcs: deps.PVCLister, pvs: pvs},
+		&Cleaner{pvcs: deps.PVCLister, pods: deps.PodLister, sts: deps.StatefulSetLister, pvs: pvs, recorder: deps.Recorder}
+}
+
+// Name labels metrics and logs.
+func (m *PolicyManager) Name() string { return "pv_reclaim_policy" }
+
+// Sync patches the PVs whose policy or labels differ. It does nothing for a
+// paused cluster or without a PV cache, and returns an error (the sync is
+// retried) when a patch fails.
+func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	if tc.Spec.Paused || m.pvs.lister == nil {
+		return nil
+	}
+	want := corev1.PersistentVolumeReclaimRetain
+	if tc.Spec.PVReclaimPolicy != nil {
+		want = *tc.Spec.PVReclaimPolicy
+	}
+	pvcs, err := claims(m.pvcs, tc)
+	if err != nil {
+		return err
+	}
+	for _, pvc := range pvcs {
+		if deferred(pvc) {
+			continue
+		}
+		if err := m.pvs.ensure(ctx, tc, pvc, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}

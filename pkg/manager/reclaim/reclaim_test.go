@@ -1,0 +1,190 @@
+package reclaim
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/label"
+)
+
+type fixture struct {
+	deps    *controller.FakeDependencies
+	policy  *PolicyManager
+	cleaner *Cleaner
+	tc      *v1alpha1.TidbCluster
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	deps := controller.NewFakeDependencies()
+	policy, cleaner := New(deps.Dependencies)
+	on := true
+	tc := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"},
+		Spec: v1alpha1.TidbClusterSpec{EnablePVReclaim: &on}}
+	return &fixture{deps: deps, policy: policy, cleaner: cleaner, tc: tc}
+}
+
+// addPVC puts a bound PVC of ordinal into the API and the cache, and its PV
+// into the API with policy Delete (as a StorageClass provisions it).
+func (f *fixture) addPVC(t *testing.T, component string, ordinal int, annotations map[string]string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	name := component + "-basic-" + component + "-" + string(rune('0'+ordinal))
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: k8stypes.UID("uid-" + name), ResourceVersion: "7",
+			Annotations: annotations, Labels: map[string]string{label.InstanceLabelKey: "basic",
+				label.ManagedByLabelKey: label.TiDBOperator, label.ComponentLabelKey: component}},
+		Spec:   corev1.PersistentVolumeClaimSpec{VolumeName: "pv-" + name},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + name},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete}}
+	f.create(t, pvc, pv)
+	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer().Add(pvc))
+	return pvc
+}
+
+func (f *fixture) create(t *testing.T, objs ...runtime.Object) {
+	t.Helper()
+	for _, o := range objs {
+		f.must(t, f.deps.FakeKube.Tracker().Add(o))
+	}
+}
+
+func (f *fixture) must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) pvPolicy(t *testing.T, name string) corev1.PersistentVolumeReclaimPolicy {
+	t.Helper()
+	pv, err := f.deps.FakeKube.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+	f.must(t, err)
+	return pv.Spec.PersistentVolumeReclaimPolicy
+}
+
+func (f *fixture) writes() []k8stesting.Action {
+	var out []k8stesting.Action
+	for _, a := range f.deps.FakeKube.Actions() {
+		if v := a.GetVerb(); v == "patch" || v == "delete" || v == "create" || v == "update" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func TestPolicyRetainsPVsOnceAndSkipsDeferredPVCs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.addPVC(t, "pd", 0, nil)
+	f.addPVC(t, "tikv", 3, map[string]string{label.AnnPVCDeferDeleting: "2026-01-01T00:00:00Z"})
+
+	f.must(t, f.policy.Sync(context.Background(), f.tc))
+	if got := f.pvPolicy(t, "pv-pd-basic-pd-0"); got != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("PD PV policy %s, want the default Retain", got)
+	}
+	if got := f.pvPolicy(t, "pv-tikv-basic-tikv-3"); got != corev1.PersistentVolumeReclaimDelete {
+		t.Errorf("a defer-deleting PVC's PV was changed to %s", got)
+	}
+	pv, err := f.deps.FakeKube.CoreV1().PersistentVolumes().Get(context.Background(), "pv-pd-basic-pd-0", metav1.GetOptions{})
+	f.must(t, err)
+	if pv.Labels[label.ManagedByLabelKey] != label.TiDBOperator || pv.Labels[label.InstanceLabelKey] != "basic" ||
+		pv.Labels[NamespaceLabelKey] != "ns" || pv.Labels[label.ComponentLabelKey] != "pd" {
+		t.Fatalf("the PV is not labelled for the operator's cache: %v", pv.Labels)
+	}
+
+	// The cache now holds the labelled PV: nothing more to do.
+	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Add(pv))
+	f.deps.FakeKube.ClearActions()
+	f.must(t, f.policy.Sync(context.Background(), f.tc))
+	if w := f.writes(); len(w) != 0 {
+		t.Errorf("a converged cluster wrote: %v", w)
+	}
+
+	// Someone sets the PV back to Delete: the next sync restores Retain.
+	pv = pv.DeepCopy()
+	pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Update(pv))
+	f.must(t, f.policy.Sync(context.Background(), f.tc))
+	if w := f.writes(); len(w) != 1 {
+		t.Errorf("want one PV patch after the policy was reverted, got %v", w)
+	}
+}
+
+func TestPolicyLeavesPVsAloneWithoutPermission(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.addPVC(t, "pd", 0, nil)
+	policy, _ := New(&controller.Dependencies{PVCLister: f.deps.PVCLister, KubeClient: f.deps.KubeClient})
+	f.must(t, policy.Sync(context.Background(), f.tc))
+	if w := f.writes(); len(w) != 0 {
+		t.Errorf("without --manage-persistent-volumes PVs were written: %v", w)
+	}
+}
+
+func TestCleanerDeletesOnlyPVCsOfRemovedMembers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	deferDel := map[string]string{label.AnnPVCDeferDeleting: "2026-01-01T00:00:00Z"}
+	f.addPVC(t, "tikv", 1, deferDel) // ordinal still wanted
+	f.addPVC(t, "tikv", 3, deferDel) // pod still in the API, not yet in the cache
+	f.addPVC(t, "tikv", 4, deferDel) // gone: delete
+	f.addPVC(t, "tikv", 5, nil)      // not marked
+	three := int32(3)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns"},
+		Spec: appsv1.StatefulSetSpec{Replicas: &three}}
+	f.must(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Add(sts))
+	f.create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv-3", Namespace: "ns"}})
+
+	f.must(t, f.cleaner.Sync(context.Background(), f.tc))
+	left, err := f.deps.FakeKube.CoreV1().PersistentVolumeClaims("ns").List(context.Background(), metav1.ListOptions{})
+	f.must(t, err)
+	var names []string
+	for _, p := range left.Items {
+		names = append(names, p.Name)
+	}
+	if len(names) != 3 || slices.Contains(names, "tikv-basic-tikv-4") {
+		t.Fatalf("PVCs left %v, want all but tikv-basic-tikv-4", names)
+	}
+	if got := f.pvPolicy(t, "pv-tikv-basic-tikv-4"); got != corev1.PersistentVolumeReclaimDelete {
+		t.Errorf("the removed member's PV has policy %s, want Delete", got)
+	}
+
+	// Without enablePVReclaim nothing is deleted.
+	f.tc.Spec.EnablePVReclaim = nil
+	f.deps.FakeKube.ClearActions()
+	f.must(t, f.deps.FakeKube.Tracker().Delete(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "ns", "basic-tikv-3"))
+	f.must(t, f.cleaner.Sync(context.Background(), f.tc))
+	if w := f.writes(); len(w) != 0 {
+		t.Errorf("enablePVReclaim is off, yet: %v", w)
+	}
+}
+
+func TestCleanerRetriesWhenThePVCChanged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.addPVC(t, "pd", 3, map[string]string{label.AnnPVCDeferDeleting: "2026-01-01T00:00:00Z"})
+	three := int32(3)
+	f.must(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Add(
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns"}, Spec: appsv1.StatefulSetSpec{Replicas: &three}}))
+	f.deps.FakeKube.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "pd-basic-pd-3", nil)
+	})
+	err := f.cleaner.Sync(context.Background(), f.tc)
+	if _, waiting := controller.AsRequeue(err); !waiting {
+		t.Fatalf("want a requeue after a precondition conflict, got %v", err)
+	}
+}
