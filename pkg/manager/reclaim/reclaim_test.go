@@ -55,6 +55,14 @@ func (f *fixture) addPVC(t *testing.T, component string, ordinal int, annotation
 	return pvc
 }
 
+// addStatefulSet puts the component's StatefulSet with replicas into the cache.
+func (f *fixture) addStatefulSet(t *testing.T, component string, replicas int32) {
+	t.Helper()
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-" + component, Namespace: "ns"},
+		Spec: appsv1.StatefulSetSpec{Replicas: &replicas}}
+	f.must(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Add(sts))
+}
+
 func (f *fixture) create(t *testing.T, objs ...runtime.Object) {
 	t.Helper()
 	for _, o := range objs {
@@ -143,11 +151,12 @@ func TestCleanerDeletesOnlyPVCsOfRemovedMembers(t *testing.T) {
 	f.addPVC(t, "tikv", 3, deferDel) // pod still in the API, not yet in the cache
 	f.addPVC(t, "tikv", 4, deferDel) // gone: delete
 	f.addPVC(t, "tikv", 5, nil)      // not marked
-	three := int32(3)
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns"},
-		Spec: appsv1.StatefulSetSpec{Replicas: &three}}
-	f.must(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Add(sts))
+	f.addStatefulSet(t, "tikv", 3)
 	f.create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv-3", Namespace: "ns"}})
+	retained, err := f.deps.FakeKube.CoreV1().PersistentVolumes().Get(context.Background(), "pv-tikv-basic-tikv-4", metav1.GetOptions{})
+	f.must(t, err)
+	retained.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain // as the policy step left it
+	f.must(t, f.deps.FakeKube.Tracker().Update(schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, retained, ""))
 
 	f.must(t, f.cleaner.Sync(context.Background(), f.tc))
 	left, err := f.deps.FakeKube.CoreV1().PersistentVolumeClaims("ns").List(context.Background(), metav1.ListOptions{})
@@ -177,9 +186,7 @@ func TestCleanerRetriesWhenThePVCChanged(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.addPVC(t, "pd", 3, map[string]string{label.AnnPVCDeferDeleting: "2026-01-01T00:00:00Z"})
-	three := int32(3)
-	f.must(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Add(
-		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns"}, Spec: appsv1.StatefulSetSpec{Replicas: &three}}))
+	f.addStatefulSet(t, "pd", 3)
 	f.deps.FakeKube.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "pd-basic-pd-3", nil)
 	})
