@@ -84,14 +84,19 @@ func (f *fixture) pvPolicy(t *testing.T, name string) corev1.PersistentVolumeRec
 	return pv.Spec.PersistentVolumeReclaimPolicy
 }
 
-func (f *fixture) writes() []k8stesting.Action {
-	var out []k8stesting.Action
+// wantWrites fails the test unless the fake API saw n writes since its
+// actions were last cleared.
+func (f *fixture) wantWrites(t *testing.T, n int, why string) {
+	t.Helper()
+	var writes []k8stesting.Action
 	for _, a := range f.deps.FakeKube.Actions() {
 		if v := a.GetVerb(); v == "patch" || v == "delete" || v == "create" || v == "update" {
-			out = append(out, a)
+			writes = append(writes, a)
 		}
 	}
-	return out
+	if len(writes) != n {
+		t.Errorf("%s: %d writes, want %d: %v", why, len(writes), n, writes)
+	}
 }
 
 func TestPolicyRetainsPVsOnceAndSkipsDeferredPVCs(t *testing.T) {
@@ -118,18 +123,14 @@ func TestPolicyRetainsPVsOnceAndSkipsDeferredPVCs(t *testing.T) {
 	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Add(pv))
 	f.deps.FakeKube.ClearActions()
 	f.must(t, f.policy.Sync(context.Background(), f.tc))
-	if w := f.writes(); len(w) != 0 {
-		t.Errorf("a converged cluster wrote: %v", w)
-	}
+	f.wantWrites(t, 0, "a converged cluster")
 
 	// Someone sets the PV back to Delete: the next sync restores Retain.
 	pv = pv.DeepCopy()
 	pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Update(pv))
 	f.must(t, f.policy.Sync(context.Background(), f.tc))
-	if w := f.writes(); len(w) != 1 {
-		t.Errorf("want one PV patch after the policy was reverted, got %v", w)
-	}
+	f.wantWrites(t, 1, "the policy was reverted (one PV patch)")
 }
 
 func TestPolicyLeavesPVsAloneWithoutPermission(t *testing.T) {
@@ -138,9 +139,7 @@ func TestPolicyLeavesPVsAloneWithoutPermission(t *testing.T) {
 	f.addPVC(t, "pd", 0, nil)
 	policy, _ := New(&controller.Dependencies{PVCLister: f.deps.PVCLister, KubeClient: f.deps.KubeClient})
 	f.must(t, policy.Sync(context.Background(), f.tc))
-	if w := f.writes(); len(w) != 0 {
-		t.Errorf("without --manage-persistent-volumes PVs were written: %v", w)
-	}
+	f.wantWrites(t, 0, "without --manage-persistent-volumes")
 }
 
 func TestCleanerDeletesOnlyPVCsOfRemovedMembers(t *testing.T) {
@@ -177,9 +176,7 @@ func TestCleanerDeletesOnlyPVCsOfRemovedMembers(t *testing.T) {
 	f.deps.FakeKube.ClearActions()
 	f.must(t, f.deps.FakeKube.Tracker().Delete(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "ns", "basic-tikv-3"))
 	f.must(t, f.cleaner.Sync(context.Background(), f.tc))
-	if w := f.writes(); len(w) != 0 {
-		t.Errorf("enablePVReclaim is off, yet: %v", w)
-	}
+	f.wantWrites(t, 0, "enablePVReclaim is off")
 }
 
 func TestCleanerRetriesWhenThePVCChanged(t *testing.T) {
