@@ -16,7 +16,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
-	"github.com/kubetidb/tidb-operator/pkg/controller/observe"
+	"github.com/kubetidb/tidb-operator/pkg/controller/backup"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
@@ -42,21 +42,16 @@ func newControllers(deps *controller.Dependencies) ([]runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	pingcap := deps.InformerFactory.Pingcap().V1alpha1()
-	bk, err := observe.New("backup", "Backup", pingcap.Backups().Informer(),
-		func(ns, name string) (*v1alpha1.Backup, error) { return deps.BackupLister.Backups(ns).Get(name) }, deps)
+	// Backup, Restore and BackupSchedule are validated and reported, not run yet.
+	bk, err := backup.NewBackupController(deps)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := observe.New("restore", "Restore", pingcap.Restores().Informer(),
-		func(ns, name string) (*v1alpha1.Restore, error) { return deps.RestoreLister.Restores(ns).Get(name) }, deps)
+	rt, err := backup.NewRestoreController(deps)
 	if err != nil {
 		return nil, err
 	}
-	bks, err := observe.New("backupschedule", "BackupSchedule", pingcap.BackupSchedules().Informer(),
-		func(ns, name string) (*v1alpha1.BackupSchedule, error) {
-			return deps.BackupScheduleLister.BackupSchedules(ns).Get(name)
-		}, deps)
+	bks, err := backup.NewBackupScheduleController(deps)
 	if err != nil {
 		return nil, err
 	}

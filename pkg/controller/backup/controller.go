@@ -1,0 +1,187 @@
+// Package backup holds the controllers of Backup, Restore and BackupSchedule.
+// This operator version does not run backup or restore jobs yet: on every
+// sync a controller defaults a copy of the object in memory (never written
+// back), validates it, reports an invalid spec through a Warning event and
+// the object's Invalid condition and phase, and records one Normal event per
+// generation saying a valid object is accepted but not run.
+//
+// One generic shell (Controller) serves the three kinds; each kind supplies
+// how to read, validate and report itself (Kind, built in kinds.go).
+package backup
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/metrics"
+)
+
+// Event and condition reasons.
+const (
+	// ReasonFailedValidation is the reason of the Warning event recorded
+	// when an object's spec is invalid (the same reason the TidbCluster
+	// controller uses).
+	ReasonFailedValidation = "FailedValidation"
+	// ReasonAccepted is the reason of the Normal event recorded once per
+	// generation of a valid object.
+	ReasonAccepted = "Accepted"
+	// ReasonInvalidSpec is the reason of the Invalid condition.
+	ReasonInvalidSpec = "InvalidSpec"
+)
+
+// Object is what a kind served by the shell must be.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Kind tells the shell how to read, validate and report one kind. Name, Get,
+// Validate and NotRun are required; SyncStatus and InvalidMessage are nil for
+// a kind whose status has no place for an Invalid condition.
+type Kind[T Object] struct {
+	// Name is the kind as users read it in events and logs ("Backup").
+	Name string
+	// NotRun completes the Normal event of a valid object: what this
+	// operator version does not do with it yet.
+	NotRun string
+	// Get reads the object from the informer cache; a NotFound error ends
+	// the sync, any other error is retried.
+	Get func(namespace, name string) (T, error)
+	// Validate defaults a deep copy of obj and returns the copy's problems;
+	// it never modifies obj.
+	Validate func(obj T) field.ErrorList
+	// SyncStatus makes obj's status report message (the aggregated field
+	// errors; "" when valid), writing through the status subresource only
+	// when the status changes. It reports whether it wrote; an API error is
+	// returned wrapped and retried with backoff by the worker.
+	SyncStatus func(ctx context.Context, obj T, message string) (bool, error)
+	// InvalidMessage returns the message of obj's True Invalid condition, or
+	// "" when there is none, so that a restarted operator does not repeat
+	// the Warning event of an invalid spec its predecessor reported.
+	InvalidMessage func(obj T) string
+}
+
+// reported is what the last event of an object said, to record each
+// generation's verdict once rather than on every resync.
+type reported struct {
+	uid        types.UID
+	generation int64
+	message    string
+}
+
+// Controller validates and reports one kind.
+type Controller[T Object] struct {
+	kind     Kind[T]
+	recorder record.EventRecorder
+	worker   *controller.Worker
+
+	mu       sync.Mutex
+	reported map[string]reported // key -> last event recorded
+}
+
+// New returns the controller named name (its queue and metric label) for
+// kind, fed by informer, recording events with recorder and reconcile
+// metrics in m (nil in unit tests). It fails only when the event handler
+// cannot be registered (a stopped informer).
+func New[T Object](name string, kind Kind[T], informer cache.SharedIndexInformer,
+	recorder record.EventRecorder, m *metrics.Metrics) (*Controller[T], error) {
+	c := &Controller[T]{kind: kind, recorder: recorder, reported: map[string]reported{}}
+	c.worker = controller.NewWorker(name, c.sync, m)
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.worker.Enqueue,
+		UpdateFunc: func(_, newObj any) { c.worker.Enqueue(newObj) },
+		DeleteFunc: c.worker.Enqueue,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("register %s event handler: %w", kind.Name, err)
+	}
+	return c, nil
+}
+
+// Run processes keys with workers goroutines until ctx is done. Caches must
+// be synced first.
+func (c *Controller[T]) Run(ctx context.Context, workers int) { c.worker.Run(ctx, workers) }
+
+// Worker exposes the queue worker (for tests).
+func (c *Controller[T]) Worker() *controller.Worker { return c.worker }
+
+// sync validates the object named by key ("namespace/name") and reports the
+// verdict. It returns nil for a valid or deleted object, an IgnoreError for
+// an invalid spec (retrying cannot fix it; the next edit or resync syncs it
+// again), and a wrapped error to retry when the cache read or the status
+// write fails.
+func (c *Controller[T]) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return controller.Ignore(err)
+	}
+	obj, err := c.kind.Get(ns, name)
+	if apierrors.IsNotFound(err) {
+		c.mu.Lock()
+		delete(c.reported, key)
+		c.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get %s %s: %w", c.kind.Name, key, err)
+	}
+	var message string
+	if errs := c.kind.Validate(obj); len(errs) > 0 {
+		message = errs.ToAggregate().Error()
+	}
+	if c.kind.SyncStatus != nil {
+		wrote, err := c.kind.SyncStatus(ctx, obj, message)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", c.kind.Name, key, err)
+		}
+		if wrote {
+			klog.FromContext(ctx).V(2).Info("status written", "kind", c.kind.Name, "object", klog.KObj(obj), "invalid", message != "")
+		}
+	}
+	// The event follows the status write, so that a failed write (retried)
+	// records the event on the attempt that succeeds.
+	c.recordOnce(ctx, key, obj, message)
+	if message != "" {
+		return controller.Ignore(fmt.Errorf("%s %s has an invalid spec: %s", c.kind.Name, key, message))
+	}
+	return nil
+}
+
+// recordOnce records the verdict on obj unless the same verdict was already
+// recorded for this generation of this object (by this process, or, for an
+// invalid spec, by a predecessor whose Invalid condition says the same).
+func (c *Controller[T]) recordOnce(ctx context.Context, key string, obj T, message string) {
+	now := reported{uid: obj.GetUID(), generation: obj.GetGeneration(), message: message}
+	c.mu.Lock()
+	last, seen := c.reported[key]
+	c.reported[key] = now
+	c.mu.Unlock()
+	if seen && last == now {
+		return
+	}
+	if !seen && message != "" && c.kind.InvalidMessage != nil && c.kind.InvalidMessage(obj) == message {
+		return
+	}
+	gen := obj.GetGeneration()
+	if message != "" {
+		klog.FromContext(ctx).Info("invalid spec", "kind", c.kind.Name, "object", klog.KObj(obj), "generation", gen, "errors", message)
+		c.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonFailedValidation,
+			"invalid spec (generation %d), nothing is run until it is fixed: %s", gen, message)
+		return
+	}
+	klog.FromContext(ctx).Info("accepted", "kind", c.kind.Name, "object", klog.KObj(obj), "generation", gen)
+	c.recorder.Eventf(obj, corev1.EventTypeNormal, ReasonAccepted,
+		"%s spec is valid (generation %d) and accepted; %s by this operator version", c.kind.Name, gen, c.kind.NotRun)
+}
