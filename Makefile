@@ -32,8 +32,17 @@ test-unit:
 	$(GO) test -count=1 $(UNIT_PKGS)
 
 ## test-integration: starts a private local control plane, runs ./tests/... against it, stops it
+## (tests/faults runs its representative subset there; `make faults` runs every scenario)
 test-integration:
 	hack/test-integration.sh
+
+## faults: every scenario of the fault suite (FAULTS=all, docs/reliability.md) on a private control
+## plane; prints the figures table, also kept in $(OUTPUT)/faults/figures.md
+.PHONY: faults
+faults: build
+	@rm -f $(OUTPUT)/faults/figures.md
+	@FAULTS=$${FAULTS:-all} TEST_PKGS=./tests/faults GO_TEST_FLAGS="-timeout 45m $${GO_TEST_FLAGS:-}" hack/test-integration.sh; \
+	status=$$?; cat $(OUTPUT)/faults/figures.md 2>/dev/null || echo "no figures written"; exit $$status
 
 ## verify: formatting, vet, lint, generated code and CRDs up to date
 verify:

@@ -1,0 +1,79 @@
+//go:build integration
+
+package faults
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubetidb/tidb-operator/tests/framework"
+)
+
+// result is what one scenario contributes to the figures.
+type result struct {
+	name       string
+	passed     bool
+	checks     map[invariant]int
+	violations int
+	duration   time.Duration
+}
+
+var results struct {
+	sync.Mutex
+	all []result
+}
+
+func recordResult(r result) {
+	results.Lock()
+	defer results.Unlock()
+	results.all = append(results.all, r)
+}
+
+// writeFigures prints the figures table (scenarios, checks per invariant, violations) to the test
+// log and to _output/faults/figures.md, from which docs/reliability.md is refreshed.
+func writeFigures(t *testing.T, selection string, took time.Duration) {
+	results.Lock()
+	rs := append([]result(nil), results.all...)
+	results.Unlock()
+	sort.Slice(rs, func(i, j int) bool { return rs[i].name < rs[j].name })
+	var b strings.Builder
+	totals := map[invariant]int{}
+	passed, violations, checks := 0, 0, 0
+	fmt.Fprintf(&b, "| scenario | result | invariant checks | violations | time |\n|---|---|---:|---:|---:|\n")
+	for _, r := range rs {
+		n := 0
+		for inv, c := range r.checks {
+			totals[inv] += c
+			n += c
+		}
+		checks += n
+		violations += r.violations
+		verdict := "FAIL"
+		if r.passed {
+			verdict, passed = "pass", passed+1
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s |\n", strings.TrimPrefix(r.name, "TestFaults/"), verdict, n, r.violations,
+			r.duration.Round(time.Second))
+	}
+	fmt.Fprintf(&b, "\n| invariant | checks |\n|---|---:|\n")
+	for _, inv := range allInvariants {
+		fmt.Fprintf(&b, "| %s | %d |\n", inv, totals[inv])
+	}
+	fmt.Fprintf(&b, "\n%s; scenarios run %d, passed %d, failed %d; invariant checks %d; violations %d; wall time %s\n",
+		selection, len(rs), passed, len(rs)-passed, checks, violations, took.Round(time.Second))
+	t.Logf("fault suite figures:\n%s", b.String())
+	dir := filepath.Join(framework.RepoRoot(), "_output", "faults")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Errorf("figures dir: %v", err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, "figures.md"), []byte(b.String()), 0o644); err != nil {
+		t.Errorf("write figures: %v", err)
+	}
+}
