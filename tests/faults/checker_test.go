@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -216,6 +217,9 @@ func (c *checker) onPod(ctx context.Context, obj any, deleted bool) {
 func (c *checker) checkPVCNotTerminating(pod *corev1.Pod, component string) {
 	obj, ok, _ := c.pvcs.GetByKey(c.env.Namespace + "/" + component + "-" + pod.Name)
 	terminating := ok && obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil
+	if terminating && c.failoverPVC(component, pod.Name, obj.(*corev1.PersistentVolumeClaim).UID) {
+		return
+	}
 	c.check(invNoRestartOnTerminatingPVC, !terminating, "pod %s deleted while its PVC %s-%s is Terminating", pod.Name, component, pod.Name)
 }
 
@@ -257,13 +261,23 @@ func (c *checker) onPVC(obj any, deleted bool) {
 	if ord >= c.replicas(component) {
 		return
 	}
-	tc, err := c.pc.PingcapV1alpha1().TidbClusters(c.env.Namespace).Get(context.Background(), c.tc, metav1.GetOptions{})
-	if err == nil && component == "pd" {
-		if _, ok := tc.Status.PD.FailureMembers[pod].PVCUIDSet[pvc.UID]; ok {
-			return // a PD failover rebuilds this member from an empty volume, by design
-		}
+	if c.failoverPVC(component, pod, pvc.UID) {
+		return
 	}
 	c.check(invPVCKept, false, "PVC %s of wanted member %s deleted", pvc.Name, pod)
+}
+
+// failoverPVC: a PD failover recorded this PVC to rebuild its member from an empty volume, by design.
+func (c *checker) failoverPVC(component, pod string, uid types.UID) bool {
+	if component != "pd" {
+		return false
+	}
+	tc, err := c.pc.PingcapV1alpha1().TidbClusters(c.env.Namespace).Get(context.Background(), c.tc, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	_, ok := tc.Status.PD.FailureMembers[pod].PVCUIDSet[uid]
+	return ok
 }
 
 // beforePDWrite judges a PD write of the operator before it reaches PD.
@@ -340,7 +354,7 @@ func (c *checker) pollRemovedPods(ctx context.Context) {
 			continue
 		}
 		_, err = c.env.Kube.CoreV1().Pods(c.env.Namespace).Get(ctx, s.PodName, metav1.GetOptions{})
-		if err == nil || ctx.Err() != nil {
+		if !apierrors.IsNotFound(err) || ctx.Err() != nil {
 			continue
 		}
 		// The store may have become Tombstone, and its pod removed, since the first read.

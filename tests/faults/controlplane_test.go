@@ -248,18 +248,9 @@ func namespaceDeletedScenario() scenario {
 		run: func(t *testing.T) {
 			// The user removes every pod and PVC: the pod and PVC checks are still counted, not judged.
 			s := start(t, scOptions{excuse: []invariant{invPDQuorum, invTiKVTombstone, invTiKVOthersUp, invPVCKept, invNoRestartOnTerminatingPVC}})
-			memberDeletes := 0
-			var mu sync.Mutex
-			s.route.beforeWrite = func(r *http.Request) {
-				if r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/members/") {
-					mu.Lock()
-					memberDeletes++
-					mu.Unlock()
-				}
-				s.chk.beforePDWrite(r)
-			}
 			s.patch(map[string]any{"tikv": map[string]any{"version": "v8.5.1"}})
 			s.waitSim("a store evicting leaders", anyEvicting)
+			deletesBefore := s.route.memberDeletes.Load()
 			if err := s.env.Kube.CoreV1().Namespaces().Delete(s.env.Ctx, s.env.Namespace, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -272,8 +263,7 @@ func namespaceDeletedScenario() scenario {
 			if err != nil || code != http.StatusOK {
 				t.Errorf("operator /healthz after the namespace went: %d %q %v", code, body, err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			memberDeletes := s.route.memberDeletes.Load() - deletesBefore
 			s.chk.check(invPDQuorum, memberDeletes == 0, "the operator deleted %d PD members while the namespace was being deleted", memberDeletes)
 			if memberDeletes != 0 {
 				t.Errorf("the operator deleted %d PD members while the namespace was being deleted", memberDeletes)

@@ -45,6 +45,17 @@ func (s *sc) waitRecreated(desc string, old types.UID, get func(ctx context.Cont
 	})
 }
 
+// tidbImage points at the image of the tidb container of sts.
+func tidbImage(sts *appsv1.StatefulSet) *string {
+	cs := sts.Spec.Template.Spec.Containers
+	for i := range cs {
+		if cs[i].Name == "tidb" {
+			return &cs[i].Image
+		}
+	}
+	return &cs[0].Image
+}
+
 // editScenarios: owned objects deleted or edited by hand.
 func editScenarios() []scenario {
 	return []scenario{
@@ -70,9 +81,9 @@ func editScenarios() []scenario {
 			asserts: "TiDB StatefulSet image changed by hand: the operator restores the spec's image and the pods roll back",
 			run: func(t *testing.T) {
 				s := start(t, scOptions{})
-				s.editSTS("tidb", func(sts *appsv1.StatefulSet) { sts.Spec.Template.Spec.Containers[0].Image = "pingcap/tidb:v0.0.1-by-hand" })
+				s.editSTS("tidb", func(sts *appsv1.StatefulSet) { *tidbImage(sts) = "pingcap/tidb:v0.0.1-by-hand" })
 				s.waitSTS("tidb", "the operator restores the TiDB image", func(sts *appsv1.StatefulSet) bool {
-					return sts.Spec.Template.Spec.Containers[0].Image == "pingcap/tidb:v8.5.0"
+					return *tidbImage(sts) == "pingcap/tidb:v8.5.0"
 				})
 				s.waitConverged("converged after the image edit")
 				s.expectImages("tidb", "v8.5.0")

@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/simulator"
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
+	"github.com/kubetidb/tidb-operator/tests/framework"
 )
 
 // lifecycleCase is a lifecycle change, the step at which the scenario breaks something, and what
@@ -108,7 +110,7 @@ func lifecycleCases() map[string]lifecycleCase {
 				s.patch(map[string]any{"tikv": map[string]any{"failover": map[string]any{"recoverByUID": string(tc.Status.TiKV.FailoverUID)}}})
 			},
 		},
-		{name: "pd-failover", step: "the failed PD member deleted from PD",
+		{name: "pd-failover", step: "the operator's DELETE of the failed PD member (seen by the proxy)",
 			opts: scOptions{manager: fastFailover, tcMutate: func(tc *v1alpha1.TidbCluster) { tc.Spec.PD.MaxFailoverCount = ptr(int32(1)) }},
 			change: func(s *sc) {
 				if err := s.sim.SetMemberUnhealthy(s.env.Ctx, s.env.Namespace, "basic", "basic-pd-1", true); err != nil {
@@ -116,8 +118,9 @@ func lifecycleCases() map[string]lifecycleCase {
 				}
 			},
 			reached: func(s *sc) {
-				s.waitTC("basic-pd-1 deleted from PD by failover", func(tc *v1alpha1.TidbCluster) bool {
-					return tc.Status.PD.FailureMembers["basic-pd-1"].MemberDeleted
+				// The rebuilt member rejoins within a second, so the step is the operator's DELETE itself.
+				framework.WaitFor(s.t, s.env.Ctx, stepTimeout, "the operator deletes basic-pd-1 from PD", func(context.Context) (bool, error) {
+					return s.route.memberDeletes.Load() > 0, nil
 				})
 			},
 			verify: func(s *sc) { expectMembers(s, 3) },

@@ -37,8 +37,9 @@ type route struct {
 	// beforeWrite, when set, sees every non-GET request before it is forwarded.
 	beforeWrite func(r *http.Request)
 
-	requests atomic.Int64
-	failed   atomic.Int64 // transport errors and 5xx answers
+	requests      atomic.Int64
+	failed        atomic.Int64 // transport errors and 5xx answers
+	memberDeletes atomic.Int64 // DELETE /pd/api/v1/members/...
 	stale    atomic.Bool
 
 	mu    sync.Mutex
@@ -102,8 +103,11 @@ func (p *pdProxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.requests.Add(1)
-	if r.Method == http.MethodGet && rt.stale.Load() && rt.serveStale(w, r) {
+	if r.Method == http.MethodGet && r.URL.Port() == "2379" && rt.stale.Load() && rt.serveStale(w, r) {
 		return
+	}
+	if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/pd/api/v1/members/") {
+		rt.memberDeletes.Add(1)
 	}
 	if r.Method != http.MethodGet && rt.beforeWrite != nil {
 		rt.beforeWrite(r)
