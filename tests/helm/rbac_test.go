@@ -49,6 +49,8 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"list", "tidbclusters.pingcap.com", "", true},
 		{"watch", "statefulsets.apps", "", true},
 		{"update", "tidbclusters.pingcap.com#status", ns, true},
+		{"patch", "backups.pingcap.com#status", ns, true},
+		{"patch", "restores.pingcap.com#status", ns, true},
 		{"create", "statefulsets.apps", ns, true},
 		{"update", "deployments.apps", ns, true},
 		{"create", "roles.rbac.authorization.k8s.io", ns, true},
@@ -63,6 +65,7 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"create", "leases.coordination.k8s.io", ns, false},
 		{"create", "secrets", ns, false},
 		{"delete", "statefulsets.apps", ns, false},
+		{"update", "backups.pingcap.com", ns, false}, // status only, never the user's spec
 		{"list", "nodes", "", false},
 		{"escalate", "roles.rbac.authorization.k8s.io", ns, false},
 	})
@@ -102,6 +105,8 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	checkPermissions(t, sa, []permission{
 		{"list", "tidbclusters.pingcap.com", ns, true},
 		{"update", "tidbclusters.pingcap.com#status", ns, true},
+		{"patch", "backups.pingcap.com#status", ns, true},
+		{"patch", "restores.pingcap.com#status", ns, true},
 		{"create", "statefulsets.apps", ns, true},
 		{"create", "rolebindings.rbac.authorization.k8s.io", ns, true},
 		{"list", "secrets", ns, true},

@@ -133,7 +133,9 @@ func TestChartRendersEachMode(t *testing.T) {
 		var cr rbacv1.ClusterRole
 		r.get(t, "ClusterRole", "kt:tidb-controller-manager", &cr)
 		if !grants(cr.Rules, "secrets", "watch") || grants(cr.Rules, "leases", "update") || grants(cr.Rules, "secrets", "create") ||
-			!grants(cr.Rules, "persistentvolumes", "watch") || !grants(cr.Rules, "persistentvolumes", "patch") {
+			!grants(cr.Rules, "persistentvolumes", "watch") || !grants(cr.Rules, "persistentvolumes", "patch") ||
+			!grants(cr.Rules, "backups/status", "patch") || !grants(cr.Rules, "restores/status", "patch") ||
+			grants(cr.Rules, "backups", "update") || grants(cr.Rules, "backupschedules/status", "patch") {
 			t.Errorf("ClusterRole rules: %+v", cr.Rules)
 		}
 		var le rbacv1.Role
@@ -158,7 +160,8 @@ func TestChartRendersEachMode(t *testing.T) {
 		}
 		var role rbacv1.Role
 		r.get(t, "Role", "kt:tidb-controller-manager", &role)
-		for _, rv := range [][2]string{{"secrets", "list"}, {"leases", "create"}, {"statefulsets", "update"}, {"tidbclusters/status", "update"}} {
+		for _, rv := range [][2]string{{"secrets", "list"}, {"leases", "create"}, {"statefulsets", "update"}, {"tidbclusters/status", "update"},
+			{"backups/status", "patch"}, {"restores/status", "patch"}} {
 			if !grants(role.Rules, rv[0], rv[1]) {
 				t.Errorf("namespaced Role lacks %s %s", rv[1], rv[0])
 			}

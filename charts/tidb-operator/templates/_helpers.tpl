@@ -57,6 +57,11 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/status]
   verbs: [update, patch]
+# An invalid Backup or Restore gets an Invalid condition and phase, patched through the status
+# subresource (BackupSchedules have no condition: their validation is reported by events only).
+- apiGroups: [pingcap.com]
+  resources: [backups/status, restores/status]
+  verbs: [patch]
 # Children carry a controller ownerReference with blockOwnerDeletion, which clusters running the
 # OwnerReferencesPermissionEnforcement admission plugin (e.g. OpenShift) allow only to users who
 # may update the owner's finalizers.
