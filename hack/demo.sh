@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The try-out: a local control plane of its own (state dir and ports apart from `make local-up` and
 # `make test`), the CRDs, tidb-controller-manager and the PD/TiKV/TiDB simulator running in the
-# background, and examples/basic/tidb-cluster.yaml converging to Ready in namespace demo.
+# background, and examples/basic/tidb-cluster.yaml converging to Ready in namespace demo. The operator
+# and the simulator watch every namespace, as the chart's default (cluster-scoped) install does, so a
+# cluster applied to any other namespace is driven too.
 #
 # Usage: hack/demo.sh <command>
 #   up      build, start everything (idempotent), apply examples/basic, follow it to Ready
@@ -72,17 +74,35 @@ start_proc() {
     >>"${DEMO_DIR}/logs/${name}.log" 2>&1 </dev/null &
   pid=$!
   printf '%s\n%s\n%s\n' "${pid}" "${bin}" "${DEMO_DIR}/" >"$(pid_file "${name}")"
+  wait_exec "${name}" "${pid}" "${bin}"
   log_info "started ${name} (pid ${pid}, log ${DEMO_DIR#"${REPO_ROOT}"/}/logs/${name}.log)"
+}
+
+# die_exited fails with the tail of <name>'s log.
+die_exited() {
+  tail -n 20 "${DEMO_DIR}/logs/$1.log" >&2 || true
+  die "$1 exited (log: ${DEMO_DIR}/logs/$1.log)"
+}
+
+# wait_exec waits, up to 10s, until <pid> runs <binary>. Right after `setsid env … <binary> &` the
+# PID still runs bash, setsid or env until the last exec, so is_running (which compares
+# /proc/<pid>/exe with the binary) must not be read as "exited" before then: only a PID that is
+# gone or a zombie has exited. Args: <name> <pid> <binary>
+wait_exec() {
+  local name="$1" pid="$2" bin="$3" deadline=$((SECONDS + 10))
+  until is_running "${name}"; do
+    is_alive "${pid}" || die_exited "${name}"
+    ((SECONDS < deadline)) || die "${name} (pid ${pid}) did not exec ${bin} within 10s; it runs $(readlink "/proc/${pid}/exe" 2>/dev/null || echo '?')"
+    sleep 0.1
+  done
 }
 
 # wait_http waits until a loopback URL answers 200, failing with the log's tail if <name> exits.
 wait_http() {
   local name="$1" url="$2" deadline=$((SECONDS + 60))
   until curl -sf --max-time 2 --noproxy '*' "${url}" >/dev/null 2>&1; do
-    is_running "${name}" || {
-      tail -n 20 "${DEMO_DIR}/logs/${name}.log" >&2 || true
-      die "${name} exited (log: ${DEMO_DIR}/logs/${name}.log)"
-    }
+    # start_proc waited for the exec, so here a failing is_running means the process exited.
+    is_running "${name}" || die_exited "${name}"
     ((SECONDS < deadline)) || die "${name} did not answer ${url} within 60s (log: ${DEMO_DIR}/logs/${name}.log)"
     sleep 0.5
   done
@@ -142,14 +162,16 @@ cmd_up() {
   wait_crds
   kube create namespace "${NS}" --dry-run=client -o yaml | kube apply -f - >/dev/null
 
+  # Both watch every namespace (cluster-scoped, the chart's default): `kubectl create ns x` and
+  # applying examples/basic there works as in namespace demo. --namespace is the operator's own.
   start_proc tidb-simulator "${SIM_PORT}" -- "${BIN_DIR}/tidb-simulator" \
-    --listen "127.0.0.1:${SIM_PORT}" --kubeconfig "${KUBECONFIG_FILE}" --namespace "${NS}"
+    --listen "127.0.0.1:${SIM_PORT}" --kubeconfig "${KUBECONFIG_FILE}"
   wait_http tidb-simulator "http://127.0.0.1:${SIM_PORT}/sim/v1/healthz"
   # The operator reaches PD, TiKV and TiDB through the simulator, its HTTP proxy.
   start_proc tidb-controller-manager "${METRICS_PORT}" \
     HTTP_PROXY="http://127.0.0.1:${SIM_PORT}" NO_PROXY=127.0.0.1,localhost TZ=UTC -- \
     "${BIN_DIR}/tidb-controller-manager" --kubeconfig "${KUBECONFIG_FILE}" --namespace "${NS}" \
-    --cluster-scoped=false --leader-elect=false --resync-duration=10s \
+    --cluster-scoped=true --leader-elect=false --resync-duration=10s \
     --metrics-addr "127.0.0.1:${METRICS_PORT}" --health-addr "127.0.0.1:${HEALTH_PORT}" -v=2
   wait_http tidb-controller-manager "http://127.0.0.1:${HEALTH_PORT}/readyz"
 
@@ -175,6 +197,7 @@ Demo up in ${1}s. Pods are KWOK fakes; PD, TiKV and TiDB are answered by the sim
   kubectl -n ${NS} patch tc basic --type merge -p '{"spec":{"tikv":{"replicas":5}}}'   # scale TiKV out
   kubectl -n ${NS} patch tc basic --type merge -p '{"spec":{"version":"v8.5.1"}}'     # rolling upgrade
   kubectl -n ${NS} wait --for=condition=Ready tc/basic --timeout=5m
+  kubectl create ns other && kubectl -n other apply -f examples/basic/tidb-cluster.yaml   # every namespace is watched
   curl -s http://127.0.0.1:${METRICS_PORT}/metrics | grep tidb_operator_             # operator metrics
   curl -s http://127.0.0.1:${SIM_PORT}/sim/v1/clusters/${NS}/basic                   # what the simulator plays
   logs: ${DEMO_DIR#"${REPO_ROOT}"/}/logs/          stop everything: make demo-down
@@ -200,7 +223,7 @@ cmd_status() {
     fi
   done
   "${CLUSTER}" status || rc=1
-  if [[ -f "${KUBECONFIG_FILE}" ]]; then kube -n "${NS}" get tc 2>/dev/null || true; fi
+  if [[ -f "${KUBECONFIG_FILE}" ]]; then kube get tc --all-namespaces 2>/dev/null || true; fi
   return "${rc}"
 }
 
