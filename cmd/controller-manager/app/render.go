@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,12 +86,35 @@ func readClusters(path string) ([]*v1alpha1.TidbCluster, error) {
 		if err := yaml.UnmarshalStrict(doc, tc); err != nil {
 			return nil, fmt.Errorf("decode TidbCluster: %w", err)
 		}
+		if err := checkSpecFields(doc); err != nil {
+			return nil, fmt.Errorf("decode TidbCluster: %w", err)
+		}
 		out = append(out, tc)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no TidbCluster in the input")
 	}
 	return out, nil
+}
+
+// checkSpecFields rejects unknown fields in the spec of doc. A TidbCluster
+// reads its own JSON (it tolerates an unreadable spec, see
+// v1alpha1.DecodeError), so a strict decoder's rule does not reach inside
+// it; the spec type has no such reader and is decoded strictly here.
+func checkSpecFields(doc []byte) error {
+	var obj struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if err := yaml.Unmarshal(doc, &obj); err != nil || len(obj.Spec) == 0 {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj.Spec))
+	dec.DisallowUnknownFields()
+	// Type errors are reported by validation, with the field named.
+	if err := dec.Decode(&v1alpha1.TidbClusterSpec{}); err != nil && strings.Contains(err.Error(), "unknown field") {
+		return fmt.Errorf("spec: %w", err)
+	}
+	return nil
 }
 
 func renderCluster(w io.Writer, tc *v1alpha1.TidbCluster, image string) error {

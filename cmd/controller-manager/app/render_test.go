@@ -35,19 +35,26 @@ func TestRenderBasicExample(t *testing.T) {
 
 func TestRenderRejectsInvalidSpec(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "bad.yaml")
-	bad := "apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: x}\nspec: {pd: {replicas: 1}}\n"
-	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	if code := renderMain([]string{"-f", path}, &out, &errOut); code != 1 {
-		t.Fatalf("exit %d, want 1", code)
-	}
-	if !strings.Contains(errOut.String(), "spec.pd.requests.storage") {
-		t.Fatalf("error does not name the field: %s", errOut.String())
-	}
-	if out.Len() != 0 {
-		t.Fatalf("nothing may be printed for an invalid spec, got %s", out.String())
+	const head = "apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: x}\n"
+	for spec, want := range map[string]string{
+		"spec: {pd: {replicas: 1}}\n": "spec.pd.requests.storage",
+		"spec: {pd: {replicas: 1, requests: {storage: 1Gi}, config: 'a = = b'}}\n":                     "spec.pd.config",
+		"spec: {pd: {replicas: 1, requests: {storage: 1Gi}, podSecurityContext: {runAsUser: root}}}\n": "spec.pd.podSecurityContext.runAsUser",
+		"spec: {pd: {replicas: 1, requests: {storage: 1Gi}, replicaz: 3}}\n":                           `unknown field "replicaz"`,
+	} {
+		path := filepath.Join(t.TempDir(), "bad.yaml")
+		if err := os.WriteFile(path, []byte(head+spec), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		if code := renderMain([]string{"-f", path}, &out, &errOut); code != 1 {
+			t.Fatalf("%s: exit %d, want 1", spec, code)
+		}
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("%s: error does not name %s: %s", spec, want, errOut.String())
+		}
+		if out.Len() != 0 {
+			t.Errorf("%s: nothing may be printed for an invalid spec, got %s", spec, out.String())
+		}
 	}
 }

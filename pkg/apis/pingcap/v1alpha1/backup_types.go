@@ -33,6 +33,10 @@ type Backup struct {
 	// Status is the observed progress of the backup.
 	// +optional
 	Status BackupStatus `json:"status,omitempty"`
+
+	// DecodeError is set, in memory only, when the stored spec could not be
+	// read into these types; Spec is then zero (see DecodeError).
+	DecodeError *DecodeError `json:"-"`
 }
 
 // BackupList is a list of Backups.

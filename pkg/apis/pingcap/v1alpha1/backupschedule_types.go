@@ -28,6 +28,10 @@ type BackupSchedule struct {
 	// Status is the observed state of the schedule.
 	// +optional
 	Status BackupScheduleStatus `json:"status,omitempty"`
+
+	// DecodeError is set, in memory only, when the stored spec could not be
+	// read into these types; Spec is then zero (see DecodeError).
+	DecodeError *DecodeError `json:"-"`
 }
 
 // BackupScheduleList is a list of BackupSchedules.

@@ -14,6 +14,12 @@ import (
 // TiDB Operator accepts both. It always serialises back as a JSON object.
 // Numbers keep their exact text (json.Number) or TOML type (int64, float64).
 //
+// Reading a Config never fails: a value the API server accepted but that is
+// neither a map nor valid TOML (a number, a list, a broken TOML string) is
+// kept as it was received in Invalid, with the reason in InvalidReason, so
+// that one user's typo cannot stop an informer from listing every other
+// object. Validation reports such a Config before anything is written.
+//
 // +kubebuilder:validation:Type=""
 // +kubebuilder:validation:Schemaless
 // +kubebuilder:pruning:PreserveUnknownFields
@@ -22,6 +28,11 @@ type Config struct {
 	// Items holds the parsed configuration tree: nested map[string]any,
 	// []any, string, bool, json.Number, int64, float64 and TOML date types.
 	Items map[string]any `json:"-"`
+	// Invalid is the input exactly as received when it could not be read
+	// (Items is then nil); it is written back unchanged by MarshalJSON.
+	Invalid json.RawMessage `json:"-"`
+	// InvalidReason says why Invalid could not be read.
+	InvalidReason string `json:"-"`
 }
 
 // NewConfig returns a Config holding a deep copy of items.
@@ -30,40 +41,56 @@ func NewConfig(items map[string]any) *Config {
 }
 
 // UnmarshalJSON accepts a JSON object, a JSON string holding TOML, or null.
-// It errors when the string is not valid TOML or the value is another JSON type.
+// Any other input, or a string that is not valid TOML, is kept in Invalid
+// and InvalidReason instead of failing (see Config); it never errors.
 func (c *Config) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
+	items, err := parseConfig(bytes.TrimSpace(data))
+	c.Items, c.Invalid, c.InvalidReason = items, nil, ""
+	if err != nil {
+		c.Items = nil
+		c.Invalid = append(json.RawMessage(nil), data...)
+		c.InvalidReason = err.Error()
+	}
+	return nil
+}
+
+// parseConfig reads a JSON object, a TOML string or null (nil items).
+func parseConfig(data []byte) (map[string]any, error) {
 	switch {
 	case bytes.Equal(data, []byte("null")):
-		c.Items = nil
-		return nil
+		return nil, nil
 	case len(data) > 0 && data[0] == '"':
 		var doc string
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("config: %w", err)
+			return nil, err
 		}
 		items := map[string]any{}
 		if err := toml.Unmarshal([]byte(doc), &items); err != nil {
-			return fmt.Errorf("config: the string is not valid TOML: %w", err)
+			return nil, fmt.Errorf("the string is not valid TOML: %w", err)
 		}
-		c.Items = items
-		return nil
+		return items, nil
 	case len(data) > 0 && data[0] == '{':
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		items := map[string]any{}
 		if err := dec.Decode(&items); err != nil {
-			return fmt.Errorf("config: %w", err)
+			return nil, err
 		}
-		c.Items = items
-		return nil
+		return items, nil
 	default:
-		return fmt.Errorf("config: must be an object or a TOML string, got %.20q", string(data))
+		return nil, fmt.Errorf("must be an object or a TOML string, got %.20q", string(data))
 	}
 }
 
-// MarshalJSON writes the configuration as a JSON object ({} when empty).
+// IsInvalid reports whether the configuration as received could not be read.
+func (c *Config) IsInvalid() bool { return c != nil && c.InvalidReason != "" }
+
+// MarshalJSON writes the configuration as a JSON object ({} when empty), or
+// an input that could not be read exactly as it was received.
 func (c Config) MarshalJSON() ([]byte, error) {
+	if c.InvalidReason != "" && len(c.Invalid) > 0 {
+		return c.Invalid, nil
+	}
 	if c.Items == nil {
 		return []byte("{}"), nil
 	}
@@ -74,6 +101,11 @@ func (c Config) MarshalJSON() ([]byte, error) {
 // copied recursively, scalar values are shared (they are immutable).
 func (c *Config) DeepCopyInto(out *Config) {
 	out.Items = deepCopyMap(c.Items)
+	out.Invalid = append(json.RawMessage(nil), c.Invalid...)
+	if c.Invalid == nil {
+		out.Invalid = nil
+	}
+	out.InvalidReason = c.InvalidReason
 }
 
 // DeepCopy returns a deep copy of c, or nil for a nil c.

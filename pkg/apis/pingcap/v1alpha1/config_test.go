@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -42,21 +43,21 @@ func TestConfigUnmarshalJSON(t *testing.T) {
 		{name: "number", in: `42`, wantErr: "must be an object or a TOML string"},
 		{name: "array", in: `[{"a": 1}]`, wantErr: "must be an object or a TOML string"},
 		{name: "bool", in: `true`, wantErr: "must be an object or a TOML string"},
-		{name: "truncated object", in: `{"a": `, wantErr: "config:"},
+		{name: "truncated object", in: `{"a": `, wantErr: "unexpected EOF"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := &Config{Items: map[string]any{"stale": true}}
-			err := cfg.UnmarshalJSON([]byte(c.in))
+			if err := cfg.UnmarshalJSON([]byte(c.in)); err != nil {
+				t.Fatalf("UnmarshalJSON(%s) error = %v, want none: reading a config never fails", c.in, err)
+			}
 			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("UnmarshalJSON(%s) error = %v, want one containing %q", c.in, err, c.wantErr)
-				}
+				assertInvalidConfig(t, cfg, c.in, c.wantErr)
 				return
 			}
-			if err != nil {
-				t.Fatalf("UnmarshalJSON(%s) error = %v", c.in, err)
+			if cfg.IsInvalid() {
+				t.Fatalf("UnmarshalJSON(%s) marked invalid: %s", c.in, cfg.InvalidReason)
 			}
 			if diff := cmp.Diff(c.want, cfg.Items); diff != "" {
 				t.Errorf("UnmarshalJSON(%s) mismatch (-want +got):\n%s", c.in, diff)
@@ -65,32 +66,57 @@ func TestConfigUnmarshalJSON(t *testing.T) {
 	}
 }
 
+// assertInvalidConfig checks that cfg kept in as received, says why with
+// reason, holds no items and writes in back unchanged.
+func assertInvalidConfig(t *testing.T, cfg *Config, in, reason string) {
+	t.Helper()
+	if !cfg.IsInvalid() || !strings.Contains(cfg.InvalidReason, reason) {
+		t.Fatalf("UnmarshalJSON(%s): invalid %v, reason %q, want one containing %q", in, cfg.IsInvalid(), cfg.InvalidReason, reason)
+	}
+	if cfg.Items != nil {
+		t.Errorf("UnmarshalJSON(%s): items %v, want nil", in, cfg.Items)
+	}
+	if json.Valid([]byte(in)) { // the API server only ever hands over valid JSON
+		var want bytes.Buffer
+		_ = json.Compact(&want, []byte(in))
+		out, err := json.Marshal(cfg)
+		if err != nil || string(out) != want.String() {
+			t.Errorf("MarshalJSON after UnmarshalJSON(%s) = %s, %v; want the input unchanged", in, out, err)
+		}
+	}
+	if cp := cfg.DeepCopy(); cp.InvalidReason != cfg.InvalidReason || string(cp.Invalid) != in {
+		t.Errorf("DeepCopy lost the invalid input: %#v", cp)
+	}
+}
+
 // TestConfigInSpec decodes configs the way the API server hands them over:
 // embedded in a component spec, absent, null, or of the wrong type.
 func TestConfigInSpec(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name    string
-		in      string
-		wantNil bool
-		want    map[string]any
-		wantErr bool
+		name        string
+		in          string
+		wantNil     bool
+		want        map[string]any
+		wantInvalid bool
 	}{
 		{name: "absent", in: `{"replicas": 1}`, wantNil: true},
 		{name: "null", in: `{"replicas": 1, "config": null}`, wantNil: true},
 		{name: "object", in: `{"config": {"a": "b"}}`, want: map[string]any{"a": "b"}},
 		{name: "TOML", in: `{"config": "a = \"b\""}`, want: map[string]any{"a": "b"}},
-		{name: "wrong type", in: `{"config": 1.5}`, wantErr: true},
+		{name: "wrong type is kept, not an error", in: `{"config": 1.5}`, wantInvalid: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var spec TiDBSpec
-			err := json.Unmarshal([]byte(c.in), &spec)
-			if (err != nil) != c.wantErr {
-				t.Fatalf("json.Unmarshal(%s) error = %v, want error %v", c.in, err, c.wantErr)
+			if err := json.Unmarshal([]byte(c.in), &spec); err != nil {
+				t.Fatalf("json.Unmarshal(%s) error = %v", c.in, err)
 			}
-			if c.wantErr {
+			if c.wantInvalid {
+				if !spec.Config.IsInvalid() {
+					t.Fatalf("json.Unmarshal(%s): config %#v, want invalid", c.in, spec.Config)
+				}
 				return
 			}
 			if c.wantNil {

@@ -27,6 +27,10 @@ type Restore struct {
 	// Status is the observed progress of the restore.
 	// +optional
 	Status RestoreStatus `json:"status,omitempty"`
+
+	// DecodeError is set, in memory only, when the stored spec could not be
+	// read into these types; Spec is then zero (see DecodeError).
+	DecodeError *DecodeError `json:"-"`
 }
 
 // RestoreList is a list of Restores.

@@ -37,6 +37,10 @@ type TidbCluster struct {
 	// Status is the most recently observed state, written only by the operator.
 	// +optional
 	Status TidbClusterStatus `json:"status,omitempty"`
+
+	// DecodeError is set, in memory only, when the stored spec could not be
+	// read into these types; Spec is then zero (see DecodeError).
+	DecodeError *DecodeError `json:"-"`
 }
 
 // TidbClusterList is a list of TidbClusters.

@@ -27,6 +27,9 @@ func ValidateBackup(b *v1alpha1.Backup) field.ErrorList {
 	if b == nil {
 		return nil
 	}
+	if b.DecodeError != nil {
+		return validateDecoded(b.DecodeError)
+	}
 	return validateBackupSpec(&b.Spec, field.NewPath("spec"))
 }
 
@@ -37,6 +40,9 @@ func ValidateBackup(b *v1alpha1.Backup) field.ErrorList {
 func ValidateRestore(r *v1alpha1.Restore) field.ErrorList {
 	if r == nil {
 		return nil
+	}
+	if r.DecodeError != nil {
+		return validateDecoded(r.DecodeError)
 	}
 	s, path := &r.Spec, field.NewPath("spec")
 	var errs field.ErrorList
@@ -64,6 +70,9 @@ func ValidateRestore(r *v1alpha1.Restore) field.ErrorList {
 func ValidateBackupSchedule(bs *v1alpha1.BackupSchedule) field.ErrorList {
 	if bs == nil {
 		return nil
+	}
+	if bs.DecodeError != nil {
+		return validateDecoded(bs.DecodeError)
 	}
 	s, path := &bs.Spec, field.NewPath("spec")
 	var errs field.ErrorList

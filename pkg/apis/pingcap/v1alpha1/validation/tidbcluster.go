@@ -37,7 +37,9 @@ var (
 )
 
 // ValidateTidbCluster returns every problem of tc's metadata annotations and
-// spec; an empty list means valid. It checks the delete-slots annotations,
+// spec; an empty list means valid. A spec that could not be read
+// (tc.DecodeError) is the only problem reported for it. It checks every
+// config that is neither a map nor valid TOML, the delete-slots annotations,
 // the cluster-level fields (PD source, cluster reference, pdAddresses, start
 // script version and flags, PD scaled to zero, helper image and version) and
 // each configured component (validateComponent for the shared fields,
@@ -46,8 +48,11 @@ func ValidateTidbCluster(tc *v1alpha1.TidbCluster) field.ErrorList {
 	if tc == nil {
 		return nil
 	}
+	if tc.DecodeError != nil {
+		return validateDecoded(tc.DecodeError)
+	}
 	specPath := field.NewPath("spec")
-	var errs field.ErrorList
+	errs := validateConfigs(&tc.Spec, specPath)
 	errs = append(errs, validateDeleteSlots(tc.Annotations, field.NewPath("metadata", "annotations"))...)
 	errs = append(errs, validatePDSource(&tc.Spec, specPath)...)
 	errs = append(errs, validateClusterRef(tc.Spec.Cluster, specPath.Child("cluster"))...)
