@@ -184,6 +184,17 @@ func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
 		return true, nil
 	})
 	waitPVPolicies(t, env, []string{"pd-basic-pd-0", "tikv-basic-tikv-2"}, corev1.PersistentVolumeReclaimRetain)
+
+	// PD down to one member and out again: the one member is a quorum of
+	// the membership PD has, so the scale-out must not wait on it.
+	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"replicas": 1}})
+	waitReady(t, env, pc, "PD scaled in to 1 member", func(tc *v1alpha1.TidbCluster) bool {
+		return len(tc.Status.PD.Members) == 1 && tc.Status.PD.StatefulSet.Replicas == 1
+	})
+	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"replicas": 3}})
+	waitReady(t, env, pc, "PD scaled out from 1 to 3 members", func(tc *v1alpha1.TidbCluster) bool {
+		return len(tc.Status.PD.Members) == 3 && tc.Status.PD.StatefulSet.ReadyReplicas == 3
+	})
 	stop()
 	<-done
 	w.check(t)

@@ -49,10 +49,11 @@ func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	if !h.failover.Enabled || !s.Synced || component.MaxFailover(tc.Spec.PD.MaxFailoverCount) == 0 {
 		return nil
 	}
-	total := int(tc.Spec.PD.Replicas) + len(s.PeerMembers)
-	if HealthyMembers(tc) <= total/2 {
-		return controller.Requeue("PD failover waits: no quorum of healthy members")
-	}
+	// Quorum is counted from the members PD has (a cluster scaling out from
+	// one member has a quorum of one), and only a step that removes a member
+	// waits for it: without a failure to act on, nothing blocks the sync.
+	healthy, members := HealthyMembers(tc), Membership(tc)
+	hasQuorum := healthy > members/2
 	for name, f := range s.FailureMembers {
 		if f.MemberDeleted {
 			continue
@@ -61,9 +62,12 @@ func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 			delete(s.FailureMembers, name)
 			continue
 		}
+		if !hasQuorum {
+			return controller.Requeue("PD failover of %s waits: %d of %d PD members healthy, more than half needed", name, healthy, members)
+		}
 		return h.replaceMember(ctx, tc, name, f)
 	}
-	if h.FailoverReplicas(tc) >= component.MaxFailover(tc.Spec.PD.MaxFailoverCount) {
+	if !hasQuorum || h.FailoverReplicas(tc) >= component.MaxFailover(tc.Spec.PD.MaxFailoverCount) {
 		return nil
 	}
 	return h.markFailure(tc)

@@ -3,6 +3,7 @@ package pd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,9 +80,38 @@ func TestPDFailoverNeverActsWithoutQuorum(t *testing.T) {
 	ctl := pdapi.NewFakeControl()
 	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kube, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
 	tc := membersTC([]bool{true, false, false}, now.Add(-time.Hour))
-	err := h.Failover(context.Background(), tc)
-	if _, waiting := controller.AsRequeue(err); !waiting || len(tc.Status.PD.FailureMembers) != 0 || len(kube.Actions()) != 0 {
+	// Nothing to act on: no failure is recorded and the sync goes on.
+	if err := h.Failover(context.Background(), tc); err != nil || len(tc.Status.PD.FailureMembers) != 0 || len(kube.Actions()) != 0 {
 		t.Fatalf("without a healthy quorum nothing may happen: %v %+v %v", err, tc.Status.PD.FailureMembers, kube.Actions())
+	}
+	// A failure recorded earlier waits, and says why.
+	tc.Status.PD.FailureMembers = map[string]v1alpha1.PDFailureMember{"basic-pd-1": {PodName: "basic-pd-1", MemberID: "11"}}
+	err := h.Failover(context.Background(), tc)
+	if re, waiting := controller.AsRequeue(err); !waiting || !strings.Contains(re.Reason, "1 of 3 PD members healthy") {
+		t.Fatalf("want a wait naming the quorum, got %v", err)
+	}
+	if len(kube.Actions()) != 0 || len(ctl.ClusterClient("ns", "basic").WriteCalls()) != 0 {
+		t.Fatalf("nothing may be deleted without a quorum: %v", kube.Actions())
+	}
+}
+
+// TestPDFailoverCountsQuorumFromMembers scales PD out from one healthy
+// member: that member is a quorum of the membership PD has, so neither
+// failover nor the TiKV gate may hold the scale-out back.
+func TestPDFailoverCountsQuorumFromMembers(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	kube := kubefake.NewClientset()
+	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, pdapi.NewFakeControl(), kube,
+		record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	tc := membersTC([]bool{true}, now.Add(-time.Hour))
+	tc.Spec.PD.Replicas = 3
+	tc.Status.PD.StatefulSet = &appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1}
+	if err := h.Failover(context.Background(), tc); err != nil || len(kube.Actions()) != 0 {
+		t.Fatalf("scale-out from one member must not wait on failover: %v %v", err, kube.Actions())
+	}
+	if ok, why := Available(tc); !ok {
+		t.Fatalf("one healthy member of one is available: %s", why)
 	}
 }
 

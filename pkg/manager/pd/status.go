@@ -109,15 +109,26 @@ func HealthyMembers(tc *v1alpha1.TidbCluster) int {
 	return n
 }
 
+// Membership is the number of members PD reports (this cluster's and its
+// peers'), the size its Raft quorum is counted from.
+func Membership(tc *v1alpha1.TidbCluster) int {
+	return len(tc.Status.PD.Members) + len(tc.Status.PD.PeerMembers)
+}
+
 // Available reports whether PD has a quorum of healthy members and Ready
 // pods: the gate TiKV waits on. It returns why not when it is not.
 func Available(tc *v1alpha1.TidbCluster) (bool, string) {
 	if tc.Spec.PD == nil {
 		return true, "" // an external PD (spec.cluster / pdAddresses)
 	}
-	total := int(tc.Spec.PD.Replicas) + len(tc.Status.PD.PeerMembers)
+	// Quorum is of the members PD has, not of the replicas wanted: while
+	// PD scales out from one member, that one member is a quorum.
+	total := Membership(tc)
 	quorum := total/2 + 1
 	healthy := HealthyMembers(tc)
+	if total == 0 {
+		return false, "waiting for a PD quorum: PD reports no member yet"
+	}
 	if healthy < quorum {
 		return false, fmt.Sprintf("waiting for a PD quorum: %d of %d members healthy, %d needed", healthy, total, quorum)
 	}
