@@ -33,8 +33,12 @@ type DecodeError struct {
 func (e *DecodeError) Error() string { return e.Message }
 
 // objectParts is every object of this API with its spec and status unread.
+// It spells out TypeMeta's two fields instead of embedding TypeMeta, because
+// controller-gen takes every type that embeds both TypeMeta and ObjectMeta
+// for a CRD kind (and fails on the RawMessage fields).
 type objectParts struct {
-	metav1.TypeMeta   `json:",inline"`
+	APIVersion        string `json:"apiVersion,omitempty"`
+	Kind              string `json:"kind,omitempty"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              json.RawMessage `json:"spec,omitempty"`
 	Status            json.RawMessage `json:"status,omitempty"`
@@ -56,7 +60,8 @@ func decodeTolerant[S, T any](data []byte, whole any, typeMeta *metav1.TypeMeta,
 	if partsErr := utiljson.Unmarshal(data, &parts); partsErr != nil {
 		return nil, err
 	}
-	*typeMeta, *objectMeta = parts.TypeMeta, parts.ObjectMeta
+	*typeMeta = metav1.TypeMeta{APIVersion: parts.APIVersion, Kind: parts.Kind}
+	*objectMeta = parts.ObjectMeta
 	var s S
 	var decodeErr *DecodeError
 	if len(parts.Spec) > 0 {
