@@ -28,12 +28,14 @@ const (
 
 // readyCondition evaluates Ready from the observed status in the TiDB
 // Operator's order: StatefulSets up to date, then PD, TiKV, TiDB, TiFlash.
-// It only reads; the caller sets the condition.
-func readyCondition(tc *v1alpha1.TidbCluster) metav1.Condition {
+// A component no Component runs (not in built) never holds Ready back: the
+// Unsupported condition names it instead. It only reads; the caller sets
+// the condition.
+func readyCondition(tc *v1alpha1.TidbCluster, built map[string]bool) metav1.Condition {
 	notReady := func(reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
-	if name, ok := statefulSetsUpToDate(tc); !ok {
+	if name, ok := statefulSetsUpToDate(tc, built); !ok {
 		return notReady(ReasonStatefulSetNotUpToDate, fmt.Sprintf("Statefulset(s) are in progress: %s", name))
 	}
 	if pd := tc.Spec.PD; pd != nil {
@@ -51,7 +53,7 @@ func readyCondition(tc *v1alpha1.TidbCluster) metav1.Condition {
 			return notReady(ReasonTiDBUnhealthy, fmt.Sprintf("TiDB(s) are not healthy: %d of %d", healthy, db.Replicas))
 		}
 	}
-	if tf := tc.Spec.TiFlash; tf != nil {
+	if tf := tc.Spec.TiFlash; tf != nil && built["tiflash"] {
 		if up := upStores(tc.Status.TiFlash.Stores); up < int(tf.Replicas) {
 			return notReady(ReasonTiFlashStoreNotUp, fmt.Sprintf("TiFlash store(s) are not up: %d of %d", up, tf.Replicas))
 		}
@@ -60,9 +62,10 @@ func readyCondition(tc *v1alpha1.TidbCluster) metav1.Condition {
 		Reason: ReasonReady, Message: "TiDB cluster is fully up and running"}
 }
 
-// statefulSetsUpToDate reports whether every present component's StatefulSet
-// exists and has rolled out its update revision; it names the first that has not.
-func statefulSetsUpToDate(tc *v1alpha1.TidbCluster) (string, bool) {
+// statefulSetsUpToDate reports whether every present and built component's
+// StatefulSet exists and has rolled out its update revision; it names the
+// first that has not.
+func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, built map[string]bool) (string, bool) {
 	checks := []struct {
 		name    string
 		present bool
@@ -74,7 +77,7 @@ func statefulSetsUpToDate(tc *v1alpha1.TidbCluster) (string, bool) {
 		{"tiflash", tc.Spec.TiFlash != nil, &tc.Status.TiFlash.ComponentStatus},
 	}
 	for _, c := range checks {
-		if !c.present {
+		if !c.present || !built[c.name] {
 			continue
 		}
 		sts := c.status.StatefulSet

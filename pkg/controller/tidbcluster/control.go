@@ -45,6 +45,7 @@ type ControlInterface interface {
 
 type defaultControl struct {
 	components []Component
+	built      map[string]bool // names of the components, for what is not acted on yet
 	status     StatusUpdater
 	recorder   record.EventRecorder
 	metrics    *metrics.Metrics
@@ -57,7 +58,11 @@ type defaultControl struct {
 // PD and TiDB between refreshes.
 func NewDefaultControl(components []Component, updater StatusUpdater, recorder record.EventRecorder,
 	m *metrics.Metrics, memory *StatusMemory) ControlInterface {
-	return &defaultControl{components: components, status: updater, recorder: recorder, metrics: m, memory: memory}
+	built := map[string]bool{}
+	for _, comp := range components {
+		built[comp.Name()] = true
+	}
+	return &defaultControl{components: components, built: built, status: updater, recorder: recorder, metrics: m, memory: memory}
 }
 
 func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.TidbCluster) error {
@@ -75,6 +80,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 
 	syncErr := c.validate(tc, original)
 	if syncErr == nil {
+		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
 		syncErr = c.runComponents(ctx, tc)
 	}
 	c.setConditions(tc, syncErr)
@@ -140,7 +146,7 @@ func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error) 
 			Reason: ReasonInvalidSpec, Message: "nothing is applied until the spec is fixed"}, gen)
 		return
 	}
-	ready := readyCondition(tc)
+	ready := readyCondition(tc, c.built)
 	setCondition(conds, ready, gen)
 	degraded := metav1.Condition{Type: v1alpha1.TidbClusterDegraded, Status: metav1.ConditionFalse,
 		Reason: ReasonAsExpected, Message: "the last sync met no error"}

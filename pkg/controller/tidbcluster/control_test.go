@@ -220,6 +220,7 @@ func TestReadyConditionOrder(t *testing.T) {
 		{"pd member down", func(tc *v1alpha1.TidbCluster) { tc.Status.PD.Members["a"] = v1alpha1.PDMember{} }, ReasonPDUnhealthy},
 		{"store down", func(tc *v1alpha1.TidbCluster) { tc.Status.TiKV.Stores["1"] = v1alpha1.TiKVStore{State: "Down"} }, ReasonTiKVStoreNotUp},
 		{"tidb down", func(tc *v1alpha1.TidbCluster) { delete(tc.Status.TiDB.Members, "x") }, ReasonTiDBUnhealthy},
+		{"tiflash not up", func(tc *v1alpha1.TidbCluster) { tc.Spec.TiFlash = &v1alpha1.TiFlashSpec{Replicas: 1} }, ReasonStatefulSetNotUpToDate},
 		{"pd checked before tikv", func(tc *v1alpha1.TidbCluster) {
 			delete(tc.Status.PD.Members, "a")
 			delete(tc.Status.TiKV.Stores, "1")
@@ -230,7 +231,7 @@ func TestReadyConditionOrder(t *testing.T) {
 			t.Parallel()
 			tc := full()
 			tt.mutate(tc)
-			if got := readyCondition(tc); got.Reason != tt.want {
+			if got := readyCondition(tc, allBuilt); got.Reason != tt.want {
 				t.Fatalf("reason = %s (%s), want %s", got.Reason, got.Message, tt.want)
 			}
 		})
@@ -238,6 +239,8 @@ func TestReadyConditionOrder(t *testing.T) {
 }
 
 type appsStatus = appsv1.StatefulSetStatus
+
+var allBuilt = map[string]bool{"pd": true, "tikv": true, "tidb": true, "tiflash": true}
 
 func TestStatusOnlyUpdatesAreNotResynced(t *testing.T) {
 	t.Parallel()

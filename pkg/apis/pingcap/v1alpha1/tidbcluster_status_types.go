@@ -30,6 +30,10 @@ const (
 	TidbClusterProgressing = "Progressing"
 	// TidbClusterDegraded is True when the operator cannot make progress (invalid spec, errors).
 	TidbClusterDegraded = "Degraded"
+	// TidbClusterUnsupported is True when the spec sets fields or components
+	// this operator version accepts but does not act on yet; its message
+	// names them.
+	TidbClusterUnsupported = "Unsupported"
 )
 
 // TidbClusterStatus is the observed state of a TiDB cluster.

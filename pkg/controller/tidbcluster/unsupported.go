@@ -1,0 +1,122 @@
+package tidbcluster
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// Event reason and condition reasons for what the spec sets that this
+// operator version accepts but does not act on yet.
+const (
+	ReasonUnsupported    = "Unsupported"
+	ReasonAllSupported   = "AllSupported"
+	unsupportedMsgPrefix = "accepted but not acted on by this operator version: "
+)
+
+// optionalComponents are the spec.<name> components a cluster may have,
+// each run by a Component of the same name once it is built.
+var optionalComponents = []string{"tiflash", "ticdc", "pump", "tiproxy"}
+
+// componentPresent reports whether tc's spec has the component name.
+func componentPresent(tc *v1alpha1.TidbCluster, name string) bool {
+	s := &tc.Spec
+	switch name {
+	case "pd":
+		return s.PD != nil
+	case "tikv":
+		return s.TiKV != nil
+	case "tidb":
+		return s.TiDB != nil
+	case "tiflash":
+		return s.TiFlash != nil
+	case "ticdc":
+		return s.TiCDC != nil
+	case "pump":
+		return s.Pump != nil
+	case "tiproxy":
+		return s.TiProxy != nil
+	}
+	return false
+}
+
+// unsupportedFields lists, by JSON path, what tc's spec sets that nothing
+// acts on: components that have no Component in built, and fields no
+// component reads yet. The list is sorted so its message is stable.
+func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string {
+	var out []string
+	for _, name := range optionalComponents {
+		if componentPresent(tc, name) && !built[name] {
+			out = append(out, "spec."+name)
+		}
+	}
+	s := &tc.Spec
+	add := func(set bool, path string) {
+		if set {
+			out = append(out, path)
+		}
+	}
+	add(len(s.PDMS) > 0, "spec.pdms")
+	add(s.PD != nil && s.PD.Mode == "ms", "spec.pd.mode")
+	add(s.SuspendAction != nil && s.SuspendAction.SuspendStatefulSet, "spec.suspendAction")
+	add(s.EnablePVCReplace != nil && *s.EnablePVCReplace, "spec.enablePVCReplace")
+	add(s.StartScriptVersion == "v2", "spec.startScriptVersion")
+	add(len(s.StartScriptV2FeatureFlags) > 0, "spec.startScriptV2FeatureFlags")
+	for _, c := range []struct {
+		path string
+		spec *v1alpha1.ComponentSpec
+	}{{"spec.pd", pdComponent(s)}, {"spec.tikv", tikvComponent(s)}, {"spec.tidb", tidbComponent(s)}} {
+		add(c.spec != nil && c.spec.SuspendAction != nil && c.spec.SuspendAction.SuspendStatefulSet, c.path+".suspendAction")
+	}
+	if db := s.TiDB; db != nil && db.Initializer != nil && db.Initializer.CreatePassword {
+		out = append(out, "spec.tidb.initializer.createPassword")
+	}
+	if db := s.TiDB; db != nil && db.BootstrapSQLConfigMapName != nil && *db.BootstrapSQLConfigMapName != "" {
+		out = append(out, "spec.tidb.bootstrapSQLConfigMapName")
+	}
+	slices.Sort(out)
+	return out
+}
+
+func pdComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
+	if s.PD == nil {
+		return nil
+	}
+	return &s.PD.ComponentSpec
+}
+
+func tikvComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
+	if s.TiKV == nil {
+		return nil
+	}
+	return &s.TiKV.ComponentSpec
+}
+
+func tidbComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
+	if s.TiDB == nil {
+		return nil
+	}
+	return &s.TiDB.ComponentSpec
+}
+
+// setUnsupported sets the Unsupported condition from fields and records one
+// Warning event when the set of fields (or the generation) changes since
+// the status last written, never on every resync.
+func (c *defaultControl) setUnsupported(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus, fields []string) {
+	cond := metav1.Condition{Type: v1alpha1.TidbClusterUnsupported, Status: metav1.ConditionFalse,
+		Reason: ReasonAllSupported, Message: "the operator acts on every field the spec sets"}
+	if len(fields) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonUnsupported
+		cond.Message = unsupportedMsgPrefix + strings.Join(fields, ", ")
+		prev := meta.FindStatusCondition(original.Conditions, v1alpha1.TidbClusterUnsupported)
+		if prev == nil || prev.Message != cond.Message || prev.ObservedGeneration != tc.Generation {
+			c.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonUnsupported, "%s", cond.Message)
+		}
+	}
+	setCondition(&tc.Status.Conditions, cond, tc.Generation)
+}
