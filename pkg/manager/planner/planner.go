@@ -99,12 +99,7 @@ func Plan(c Component) Action {
 	keep := Action{Replicas: c.Replicas, Partition: c.Partition}
 	switch {
 	case c.Desired > c.Replicas:
-		n := c.Desired
-		if c.ScaleOutStep > 0 && c.Replicas+c.ScaleOutStep < n {
-			n = c.Replicas + c.ScaleOutStep
-		}
-		return Action{Kind: ScaleOut, Replicas: n, Partition: n,
-			Reason: fmt.Sprintf("scaling out from %d to %d", c.Replicas, n)}
+		return planScaleOut(c, keep)
 	case c.Desired < c.Replicas:
 		return planScaleIn(c, keep)
 	case !c.Rolling:
@@ -115,6 +110,34 @@ func Plan(c Component) Action {
 		return wait(keep, "upgrade waits: %s", c.BlockedBy)
 	}
 	return planRollout(c, keep)
+}
+
+// MaxUnreadyPods bounds a scale-out: it never asks for pods beyond this
+// many more than are Ready, so a mistyped replicas count (100000) becomes a
+// steady trickle the API server and scheduler can take instead of a flood
+// of pods and PVCs, and stops where pods stop becoming Ready.
+const MaxUnreadyPods = 32
+
+func planScaleOut(c Component, keep Action) Action {
+	n := c.Desired
+	if c.ScaleOutStep > 0 && c.Replicas+c.ScaleOutStep < n {
+		n = c.Replicas + c.ScaleOutStep
+	}
+	ready := int32(0)
+	for o := int32(0); o < c.Replicas; o++ {
+		if p := c.Pods[o]; p.Exists && p.Ready {
+			ready++
+		}
+	}
+	if limit := ready + MaxUnreadyPods; n > limit {
+		n = limit
+	}
+	if n <= c.Replicas {
+		return wait(keep, "scale-out to %d waits: %d of %d pods Ready, and at most %d more are asked for at once",
+			c.Desired, ready, c.Replicas, MaxUnreadyPods)
+	}
+	return Action{Kind: ScaleOut, Replicas: n, Partition: n,
+		Reason: fmt.Sprintf("scaling out from %d to %d", c.Replicas, n)}
 }
 
 func planScaleIn(c Component, keep Action) Action {

@@ -1,6 +1,9 @@
 package planner
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func pods(n int32, f func(o int32) Pod) map[int32]Pod {
 	out := map[int32]Pod{}
@@ -64,5 +67,33 @@ func TestPlan(t *testing.T) {
 				t.Fatalf("Plan = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestScaleOutIsBoundedByReadyPods asks for 100000 pods: each action adds
+// at most MaxUnreadyPods beyond the Ready ones, and none while that many
+// are still not Ready.
+func TestScaleOutIsBoundedByReadyPods(t *testing.T) {
+	t.Parallel()
+	c := Component{Desired: 100000, Replicas: 3, Partition: 3, Pods: map[int32]Pod{}}
+	for o := int32(0); o < 3; o++ {
+		c.Pods[o] = Pod{Exists: true, Ready: true, Updated: true, Healthy: true}
+	}
+	a := Plan(c)
+	if a.Kind != ScaleOut || a.Replicas != 3+MaxUnreadyPods {
+		t.Fatalf("first action %+v, want a scale-out to %d", a, 3+MaxUnreadyPods)
+	}
+	c.Replicas, c.Partition = a.Replicas, a.Partition
+	for o := int32(3); o < c.Replicas; o++ {
+		c.Pods[o] = Pod{Exists: true} // created, Pending
+	}
+	if a := Plan(c); a.Kind != Wait || !strings.Contains(a.Reason, "3 of 35 pods Ready") {
+		t.Fatalf("with %d pods not Ready the scale-out must wait, got %+v", MaxUnreadyPods, a)
+	}
+	for o := int32(3); o < 13; o++ {
+		c.Pods[o] = Pod{Exists: true, Ready: true, Updated: true, Healthy: true}
+	}
+	if a := Plan(c); a.Kind != ScaleOut || a.Replicas != 13+MaxUnreadyPods {
+		t.Fatalf("10 more Ready pods allow 10 more, got %+v", a)
 	}
 }
