@@ -47,6 +47,9 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 		m.comp.Status(tc).Phase = v1alpha1.UpgradePhase // not done until the component undid its preparation
 		return err
 	}
+	if err := m.guardDeletingVolumes(st, observed, action); err != nil {
+		return err
+	}
 	switch action.Kind {
 	case planner.Wait:
 		return controller.Requeue("%s", action.Reason)

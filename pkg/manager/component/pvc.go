@@ -14,6 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/planner"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -25,6 +26,41 @@ func (m *Manager) claimNames(tc *v1alpha1.TidbCluster, templates []corev1.Persis
 		out = append(out, names.PVC(t.Name, tc.Name, m.comp.Name(), ordinal))
 	}
 	return out
+}
+
+// ReasonVolumeDeleting is the Warning event reason recorded when a restart
+// is held back because the pod's data PVC is being deleted.
+const ReasonVolumeDeleting = "DataVolumeDeleting"
+
+// guardDeletingVolumes refuses an action that would restart a pod whose PVC
+// is being deleted: pvc-protection holds such a PVC only while its pod
+// runs, so a restart would let the data go and the member come back empty.
+// It records a Warning event and waits until someone restores the PVC (or
+// deletes the pod knowingly).
+func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a planner.Action) error {
+	var from, to int32
+	switch a.Kind {
+	case planner.UpgradePod:
+		from, to = a.Ordinal, a.Ordinal+1
+	case planner.ForceUpgrade:
+		from, to = 0, c.Replicas
+	default:
+		return nil
+	}
+	for o := from; o < to; o++ {
+		for _, name := range m.claimNames(st.tc, st.live.Spec.VolumeClaimTemplates, o) {
+			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(name)
+			if err != nil || pvc.DeletionTimestamp == nil {
+				continue
+			}
+			pod := names.Pod(st.tc.Name, m.comp.Name(), o)
+			msg := fmt.Sprintf("pod %s is not restarted: its PVC %s is being deleted and would take the member's data with it; "+
+				"recreate the PVC's claim or delete the pod yourself if the data may go", pod, name)
+			m.recorder.Event(st.tc, corev1.EventTypeWarning, ReasonVolumeDeleting, msg)
+			return controller.RequeueAfter(time.Minute, "%s", msg)
+		}
+	}
+	return nil
 }
 
 // deferDeletePVCs marks the PVCs of a scaled-in ordinal with
