@@ -59,7 +59,8 @@ func tidbImage(sts *appsv1.StatefulSet) *string {
 // editScenarios: owned objects deleted or edited by hand.
 func editScenarios() []scenario {
 	return []scenario{
-		{name: "edit/tikv-sts-replicas-up", representative: true,
+		{name: "edit/tikv-sts-replicas-up",
+			bug:     "a TiKV StatefulSet scaled up by hand is scaled back down without deleting the new store first",
 			asserts: "TiKV StatefulSet scaled 3→4 by hand: the operator brings it back to 3 only through store deletion (Tombstone first)",
 			run: func(t *testing.T) {
 				s := start(t, scOptions{})
@@ -124,7 +125,7 @@ func editScenarios() []scenario {
 				}
 				s.waitConverged("converged after the Services came back")
 			}},
-		{name: "edit/delete-configmaps",
+		{name: "edit/delete-configmaps", representative: true,
 			asserts: "every ConfigMap of the cluster deleted: the operator recreates them without restarting any pod",
 			run: func(t *testing.T) {
 				s := start(t, scOptions{})
