@@ -1,7 +1,9 @@
 // Command crdtool finishes the CRDs that controller-gen writes: it gives every
 // pass-through array (a Kubernetes list type kept out of the schema to keep the
-// CRD small) the items schema that structural CRDs require, then writes each CRD
-// back and concatenates them into one file that plain `kubectl apply` accepts.
+// CRD small) the items schema that structural CRDs require, bounds the values
+// of label maps (controller-gen has no marker for map values), then writes each
+// CRD back and concatenates them into one file that plain `kubectl apply`
+// accepts.
 //
 // Usage: go run ./hack/crdtool -dir manifests/crd -out manifests/crd.yaml
 package main
@@ -20,6 +22,19 @@ import (
 // maxCRDBytes is the budget of one CRD as JSON: client-side `kubectl apply`
 // stores the whole object in an annotation, and annotations are capped at 256 KiB.
 const maxCRDBytes = 200 * 1024
+
+// labelMaps are the names of the map[string]string fields whose values end up
+// as Kubernetes label values (pod and Service labels, node selectors).
+var labelMaps = map[string]bool{"labels": true, "nodeSelector": true}
+
+// labelValuePattern and maxLabelValue are Kubernetes' rules for a label value
+// (k8s.io/apimachinery/pkg/util/validation.IsValidLabelValue). Checked by the
+// schema itself they cost no CEL budget, and the API server's error names the
+// exact key, such as spec.labels.team.
+const (
+	labelValuePattern = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+	maxLabelValue     = 63
+)
 
 func main() {
 	dir := flag.String("dir", "manifests/crd", "directory of the per-kind CRD files")
@@ -89,6 +104,13 @@ func walk(node any) {
 				"x-kubernetes-preserve-unknown-fields": true,
 			}
 		}
+		if props, ok := n["properties"].(map[string]any); ok {
+			for name, prop := range props {
+				if labelMaps[name] {
+					boundLabelValues(prop)
+				}
+			}
+		}
 		for _, v := range n {
 			walk(v)
 		}
@@ -97,4 +119,18 @@ func walk(node any) {
 			walk(v)
 		}
 	}
+}
+
+// boundLabelValues gives a map of strings the label value rules.
+func boundLabelValues(node any) {
+	m, ok := node.(map[string]any)
+	if !ok || m["type"] != "object" {
+		return
+	}
+	values, ok := m["additionalProperties"].(map[string]any)
+	if !ok || values["type"] != "string" {
+		return
+	}
+	values["maxLength"] = maxLabelValue
+	values["pattern"] = labelValuePattern
 }

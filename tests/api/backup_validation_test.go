@@ -20,15 +20,15 @@ import (
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
-// twoProviders is a Backup the CRD schema accepts but validation rejects:
-// it names both S3 and GCS storage.
-const twoProviders = `apiVersion: pingcap.com/v1alpha1
+// gcsWithoutProject is a Backup the CRD schema accepts but validation
+// rejects: its GCS storage names no project. (Two storage providers, the
+// earlier example, are now refused at admission by the CRD's CEL rules.)
+const gcsWithoutProject = `apiVersion: pingcap.com/v1alpha1
 kind: Backup
-metadata: {name: two-providers}
+metadata: {name: gcs-no-project}
 spec:
   br: {cluster: basic}
-  s3: {provider: aws, bucket: b}
-  gcs: {projectId: p}
+  gcs: {projectId: ""}
 `
 
 // TestBackupValidationReportsInvalidSpecs applies the valid backup examples
@@ -44,13 +44,13 @@ func TestBackupValidationReportsInvalidSpecs(t *testing.T) {
 	backups := pc.PingcapV1alpha1().Backups(env.Namespace)
 	ctx := env.Ctx
 
-	framework.ApplyYAML(t, ctx, twoProviders, env.Namespace)
+	framework.ApplyYAML(t, ctx, gcsWithoutProject, env.Namespace)
 	for _, f := range []string{"backup.yaml", "restore.yaml", "backup-schedule.yaml"} {
 		framework.ApplyYAMLFile(t, ctx, filepath.Join(framework.RepoRoot(), "examples", "backup", f), env.Namespace)
 	}
 
-	framework.WaitFor(t, ctx, 60*time.Second, "two-providers has a True Invalid condition naming spec.gcs", func(ctx context.Context) (bool, error) {
-		b, err := backups.Get(ctx, "two-providers", metav1.GetOptions{})
+	framework.WaitFor(t, ctx, 60*time.Second, "gcs-no-project has a True Invalid condition naming spec.gcs", func(ctx context.Context) (bool, error) {
+		b, err := backups.Get(ctx, "gcs-no-project", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -59,7 +59,7 @@ func TestBackupValidationReportsInvalidSpecs(t *testing.T) {
 		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == "InvalidSpec" &&
 			strings.Contains(c.Message, "spec.gcs") && b.Status.Phase == v1alpha1.BackupInvalid, nil
 	})
-	waitEvent(t, env, "two-providers", "FailedValidation", corev1.EventTypeWarning, "spec.gcs")
+	waitEvent(t, env, "gcs-no-project", "FailedValidation", corev1.EventTypeWarning, "spec.gcs")
 
 	// The valid examples: accepted (the event says they are not run) and never Invalid.
 	for _, name := range []string{"basic-snapshot", "basic-restore", "basic-nightly"} {
@@ -81,19 +81,19 @@ func TestBackupValidationReportsInvalidSpecs(t *testing.T) {
 	}
 
 	// Fixing the spec clears the condition and the phase.
-	_, err = backups.Patch(ctx, "two-providers", types.MergePatchType, []byte(`{"spec":{"gcs":null}}`), metav1.PatchOptions{})
+	_, err = backups.Patch(ctx, "gcs-no-project", types.MergePatchType, []byte(`{"spec":{"gcs":{"projectId":"p"}}}`), metav1.PatchOptions{})
 	if err != nil {
-		t.Fatalf("fix two-providers: %v", err)
+		t.Fatalf("fix gcs-no-project: %v", err)
 	}
-	framework.WaitFor(t, ctx, 60*time.Second, "two-providers has no Invalid condition once fixed", func(ctx context.Context) (bool, error) {
-		b, err := backups.Get(ctx, "two-providers", metav1.GetOptions{})
+	framework.WaitFor(t, ctx, 60*time.Second, "gcs-no-project has no Invalid condition once fixed", func(ctx context.Context) (bool, error) {
+		b, err := backups.Get(ctx, "gcs-no-project", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		framework.Observef(ctx, "phase %q conditions %+v", b.Status.Phase, b.Status.Conditions)
 		return findCondition(b, v1alpha1.BackupInvalid) == nil && b.Status.Phase == "", nil
 	})
-	waitEvent(t, env, "two-providers", "Accepted", corev1.EventTypeNormal, "generation 2")
+	waitEvent(t, env, "gcs-no-project", "Accepted", corev1.EventTypeNormal, "generation 2")
 }
 
 func findCondition(b *v1alpha1.Backup, typ v1alpha1.BackupConditionType) *v1alpha1.BackupCondition {

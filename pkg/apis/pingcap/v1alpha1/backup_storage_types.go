@@ -5,6 +5,7 @@ import (
 )
 
 // StorageProvider says where backup data lives; exactly one provider is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.s3), has(self.gcs), has(self.azblob), has(self.local)].filter(p, p).size() <= 1",message="set at most one storage provider: s3, gcs, azblob or local"
 type StorageProvider struct {
 	// S3 is an S3-compatible object store.
 	// +optional
@@ -21,6 +22,7 @@ type StorageProvider struct {
 }
 
 // S3StorageProvider is an S3-compatible object store.
+// +kubebuilder:validation:XValidation:rule="(has(self.bucket) && self.bucket.size() > 0) || (has(self.path) && self.path.size() > 0)",message="set bucket (or the deprecated path)",fieldPath=".bucket",reason=FieldValueRequired
 type S3StorageProvider struct {
 	// Provider is the S3 flavour: aws, ceph, minio, alibaba, netease, digitalocean, tencent or other.
 	Provider string `json:"provider"`
@@ -179,6 +181,8 @@ type TiDBAccessConfig struct {
 	Host string `json:"host"`
 	// Port of TiDB; 4000 by default.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`
 	// User to log in as; root by default.
 	// +optional
@@ -192,14 +196,18 @@ type TiDBAccessConfig struct {
 
 // BackoffRetryPolicy bounds retries of a failed snapshot backup.
 type BackoffRetryPolicy struct {
-	// MinRetryDuration is the first retry delay; 300s by default.
+	// MinRetryDuration is the first retry delay, a Go duration; 300s by default.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^(0|([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))*)$`
 	MinRetryDuration string `json:"minRetryDuration,omitempty"`
 	// MaxRetryTimes is the maximum number of retries; 2 by default.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRetryTimes int `json:"maxRetryTimes,omitempty"`
-	// RetryTimeout stops retrying after this long; 30m by default.
+	// RetryTimeout stops retrying after this long, a Go duration; 30m by default.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^(0|([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))*)$`
 	RetryTimeout string `json:"retryTimeout,omitempty"`
 }

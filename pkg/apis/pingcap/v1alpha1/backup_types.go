@@ -28,7 +28,13 @@ type Backup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec is the desired backup.
+	// Spec is the desired backup. (Rules that depend on br are here, not on
+	// BackupSpec, because a BackupSchedule's templates inherit its br.)
+	// +kubebuilder:validation:XValidation:rule="!has(self.br) || has(self.s3) || has(self.gcs) || has(self.azblob) || has(self.local)",message="BR backups need a storage provider: set one of s3, gcs, azblob or local",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="has(self.br) || !has(self.backupMode) || !(self.backupMode in ['log', 'volume-snapshot'])",message="log and volume-snapshot backups run BR: set br",fieldPath=".br",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="has(self.br) || has(self.from)",message="a backup without br dumps data through TiDB: set from (or br)",fieldPath=".from",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="!has(self.br) || !has(self.backupType) || !(self.backupType in ['db', 'table']) || (has(self.br.db) && self.br.db.size() > 0)",message="db and table backups name the database: set br.db",fieldPath=".br",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="!has(self.br) || !has(self.backupType) || self.backupType != 'table' || (has(self.br.table) && self.br.table.size() > 0)",message="table backups name the table: set br.table",fieldPath=".br",reason=FieldValueRequired
 	Spec BackupSpec `json:"spec"`
 	// Status is the observed progress of the backup.
 	// +optional
@@ -79,6 +85,7 @@ const (
 )
 
 // BackupSpec is the desired backup.
+// +kubebuilder:validation:XValidation:rule="!has(self.logSubcommand) || (has(self.backupMode) && self.backupMode == 'log')",message="only log backups (backupMode: log) take a log subcommand",fieldPath=".logSubcommand"
 type BackupSpec struct {
 	corev1.ResourceRequirements `json:"resources,omitempty"`
 	StorageProvider             `json:",inline"`
@@ -191,6 +198,7 @@ type BackupSpec struct {
 	AdditionalVolumeMounts []corev1.VolumeMount `json:"additionalVolumeMounts,omitempty"`
 	// VolumeBackupInitJobMaxActiveSeconds bounds the init job of a volume-snapshot backup; 600 by default.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	VolumeBackupInitJobMaxActiveSeconds int `json:"volumeBackupInitJobMaxActiveSeconds,omitempty"`
 }
 
@@ -214,6 +222,7 @@ type CleanOption struct {
 	PageSize uint64 `json:"pageSize,omitempty"`
 	// RetryCount of failed deletions; 5 by default.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	RetryCount int `json:"retryCount,omitempty"`
 	// BackoffEnabled backs off between retries.
 	// +optional
@@ -229,6 +238,7 @@ type CleanOption struct {
 	RoutineConcurrency uint32 `json:"routineConcurrency,omitempty"`
 	// SnapshotsDeleteRatio paces snapshot deletion; 1 by default.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	SnapshotsDeleteRatio float64 `json:"snapshotsDeleteRatio,omitempty"`
 }
 

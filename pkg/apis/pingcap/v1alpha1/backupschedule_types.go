@@ -45,12 +45,20 @@ type BackupScheduleList struct {
 	Items []BackupSchedule `json:"items"`
 }
 
-// BackupScheduleSpec is the desired schedule.
+// BackupScheduleSpec is the desired schedule. A template without a storage
+// provider or br inherits the schedule's.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.backupTemplate.br) || has(self.br)) || has(self.backupTemplate.s3) || has(self.backupTemplate.gcs) || has(self.backupTemplate.azblob) || has(self.backupTemplate.local) || has(self.s3) || has(self.gcs) || has(self.azblob) || has(self.local)",message="BR backups need a storage provider: set one of s3, gcs, azblob or local in backupTemplate or in spec",fieldPath=".backupTemplate",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.logBackupTemplate) || !(has(self.logBackupTemplate.br) || has(self.br)) || has(self.logBackupTemplate.s3) || has(self.logBackupTemplate.gcs) || has(self.logBackupTemplate.azblob) || has(self.logBackupTemplate.local) || has(self.s3) || has(self.gcs) || has(self.azblob) || has(self.local)",message="BR backups need a storage provider: set one of s3, gcs, azblob or local in logBackupTemplate or in spec",fieldPath=".logBackupTemplate",reason=FieldValueRequired
 type BackupScheduleSpec struct {
 	StorageProvider `json:",inline"`
 
-	// Schedule is a standard cron expression, such as "0 2 * * *".
+	// Schedule is a standard cron expression, such as "0 2 * * *": five fields
+	// (minute hour day-of-month month day-of-week), or a descriptor such as
+	// @daily or "@every 6h", optionally after CRON_TZ=<zone> or TZ=<zone>.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^\\s*((CRON_TZ|TZ)=\\S+\\s+)?(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every\\s+(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+|([*?]|0*([1-5]?[0-9])(-0*([1-5]?[0-9]))?)(/0*[1-9][0-9]*)?(,([*?]|0*([1-5]?[0-9])(-0*([1-5]?[0-9]))?)(/0*[1-9][0-9]*)?)*\\s+([*?]|0*(1?[0-9]|2[0-3])(-0*(1?[0-9]|2[0-3]))?)(/0*[1-9][0-9]*)?(,([*?]|0*(1?[0-9]|2[0-3])(-0*(1?[0-9]|2[0-3]))?)(/0*[1-9][0-9]*)?)*\\s+([*?]|0*([1-9]|[12][0-9]|3[01])(-0*([1-9]|[12][0-9]|3[01]))?)(/0*[1-9][0-9]*)?(,([*?]|0*([1-9]|[12][0-9]|3[01])(-0*([1-9]|[12][0-9]|3[01]))?)(/0*[1-9][0-9]*)?)*\\s+([*?]|(0*([1-9]|1[0-2])|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))(-(0*([1-9]|1[0-2])|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)))?)(/0*[1-9][0-9]*)?(,([*?]|(0*([1-9]|1[0-2])|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))(-(0*([1-9]|1[0-2])|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)))?)(/0*[1-9][0-9]*)?)*\\s+([*?]|(0*([0-6])|(?i:sun|mon|tue|wed|thu|fri|sat))(-(0*([0-6])|(?i:sun|mon|tue|wed|thu|fri|sat)))?)(/0*[1-9][0-9]*)?(,([*?]|(0*([0-6])|(?i:sun|mon|tue|wed|thu|fri|sat))(-(0*([0-6])|(?i:sun|mon|tue|wed|thu|fri|sat)))?)(/0*[1-9][0-9]*)?)*)\\s*$')`,message="must be a cron schedule: five fields (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or jan-dec, day of week 0-6 or sun-sat; each *, ?, a value, a range a-b, a list a,b, optionally /step), or @yearly, @monthly, @weekly, @daily, @hourly or @every <duration>, optionally after CRON_TZ=<zone>"
 	Schedule string `json:"schedule"`
 	// Pause stops creating Backups; garbage collection still runs.
 	// +optional
@@ -59,8 +67,10 @@ type BackupScheduleSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MaxBackups *int32 `json:"maxBackups,omitempty"`
-	// MaxReservedTime deletes Backups older than this Go duration (preferred over maxBackups).
+	// MaxReservedTime deletes Backups older than this Go duration, such as 72h (preferred over maxBackups).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))*)$') && duration(self) > duration('0s')`,message="must be a positive Go duration such as 72h"
 	MaxReservedTime *string `json:"maxReservedTime,omitempty"`
 	// BackupTemplate is the spec of each created Backup.
 	BackupTemplate BackupSpec `json:"backupTemplate"`
@@ -73,8 +83,10 @@ type BackupScheduleSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	CompactBackupTemplate *runtime.RawExtension `json:"compactBackupTemplate,omitempty"`
-	// CompactInterval is how often log compactions run.
+	// CompactInterval is how often log compactions run, a Go duration such as 1h.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))*)$') && duration(self) > duration('0s')`,message="must be a positive Go duration such as 1h"
 	CompactInterval *string `json:"compactInterval,omitempty"`
 	// BR configures BR for every created Backup.
 	// +optional

@@ -54,10 +54,14 @@ type ComponentSpec struct {
 
 	// Annotations are merged over spec.annotations onto the pods.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') < 254)",message="keys must be annotation keys ([prefix/]name, the name at most 63 characters)"
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// Labels are merged over spec.labels onto the pods.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') < 254)",message="keys must be label keys ([prefix/]name, the name at most 63 characters)"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// Tolerations replace spec.tolerations when non-empty.
@@ -128,6 +132,7 @@ type ComponentSpec struct {
 
 	// DNSPolicy of the pods; ClusterFirstWithHostNet when hostNetwork is set.
 	// +optional
+	// +kubebuilder:validation:Enum=ClusterFirstWithHostNet;ClusterFirst;Default;None
 	DNSPolicy corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
 
 	// TerminationGracePeriodSeconds of the pods.
@@ -213,9 +218,11 @@ type TopologySpreadConstraint struct {
 	MaxSkew int32 `json:"maxSkew,omitempty"`
 	// MinDomains is the minimum number of eligible domains.
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	MinDomains *int32 `json:"minDomains,omitempty"`
 	// NodeAffinityPolicy is Honor or Ignore.
 	// +optional
+	// +kubebuilder:validation:Enum=Honor;Ignore
 	NodeAffinityPolicy *corev1.NodeInclusionPolicy `json:"nodeAffinityPolicy,omitempty"`
 	// MatchLabels are extra pod labels the spreading counts.
 	// +optional
@@ -230,9 +237,13 @@ type ServiceSpec struct {
 	Type corev1.ServiceType `json:"type,omitempty"`
 	// Annotations added to the Service.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') < 254)",message="keys must be annotation keys ([prefix/]name, the name at most 63 characters)"
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Labels added to the Service.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') < 254)",message="keys must be label keys ([prefix/]name, the name at most 63 characters)"
 	Labels map[string]string `json:"labels,omitempty"`
 	// LoadBalancerIP for a LoadBalancer Service.
 	// +optional
@@ -264,7 +275,8 @@ type StorageVolume struct {
 	// StorageClassName of the PVC; inherits the component's.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
-	// StorageSize of the PVC, such as 10Gi.
+	// StorageSize of the PVC, a quantity such as 10Gi.
+	// +kubebuilder:validation:Pattern=`^[+]?(([0-9]+([.][0-9]*)?)|([.][0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+([.][0-9]*)?)|([.][0-9]+))))?$`
 	StorageSize string `json:"storageSize"`
 	// MountPath inside the main container; empty means the operator's default for the name.
 	// +optional
@@ -272,6 +284,7 @@ type StorageVolume struct {
 }
 
 // StorageClaim is one data disk of TiFlash (PVC data<i>).
+// +kubebuilder:validation:XValidation:rule="has(self.resources) && has(self.resources.requests) && 'storage' in self.resources.requests",message="each TiFlash data disk needs a size: set resources.requests.storage",fieldPath=".resources",reason=FieldValueRequired
 type StorageClaim struct {
 	// Resources holds requests.storage, the size of the disk.
 	// +optional
@@ -286,10 +299,12 @@ type ScalePolicy struct {
 	// ScaleInParallelism is the number of pods removed concurrently; default 1.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	ScaleInParallelism *int32 `json:"scaleInParallelism,omitempty"`
 	// ScaleOutParallelism is the number of pods added concurrently; default 1.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	ScaleOutParallelism *int32 `json:"scaleOutParallelism,omitempty"`
 }
 
@@ -318,6 +333,7 @@ type TiDBSlowLogTailerSpec struct {
 	Image *string `json:"image,omitempty"`
 	// ImagePullPolicy of the sidecar. Deprecated: use spec.helper.imagePullPolicy.
 	// +optional
+	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
 	ImagePullPolicy *corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 	// UseSidecar runs the tailer as a native sidecar (restartable init container).
 	// +optional
@@ -335,17 +351,22 @@ type CustomizedProbe struct {
 	Args []string `json:"args,omitempty"`
 	// InitialDelaySeconds before the first probe.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	InitialDelaySeconds *int32 `json:"initialDelaySeconds,omitempty"`
 	// TimeoutSeconds of one probe.
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 	// PeriodSeconds between probes.
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	PeriodSeconds *int32 `json:"periodSeconds,omitempty"`
 	// SuccessThreshold of the probe.
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
 	// FailureThreshold of the probe.
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
 }

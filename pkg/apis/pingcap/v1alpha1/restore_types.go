@@ -23,6 +23,9 @@ type Restore struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the desired restore.
+	// +kubebuilder:validation:XValidation:rule="!has(self.br) || has(self.s3) || has(self.gcs) || has(self.azblob) || has(self.local)",message="BR restores need a storage provider: set one of s3, gcs, azblob or local",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="has(self.br) || !has(self.restoreMode) || self.restoreMode.size() == 0 || self.restoreMode == 'snapshot'",message="pitr and volume-snapshot restores run BR: set br",fieldPath=".br",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="has(self.br) || has(self.to)",message="a restore without br loads data through TiDB: set to (or br)",fieldPath=".to",reason=FieldValueRequired
 	Spec RestoreSpec `json:"spec"`
 	// Status is the observed progress of the restore.
 	// +optional

@@ -6,6 +6,7 @@ import (
 )
 
 // PDSpec is the desired PD (placement driver) component.
+// +kubebuilder:validation:XValidation:rule="has(self.requests) && 'storage' in self.requests",message="requests.storage is required: the size of PD's data volume",fieldPath=".requests",reason=FieldValueRequired
 type PDSpec struct {
 	ComponentSpec        `json:",inline"`
 	ResourceRequirements `json:",inline"`
@@ -15,7 +16,9 @@ type PDSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of PD members; odd numbers keep quorum cheapest.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag, such as pingcap/pd; the tag is the version.
@@ -29,6 +32,7 @@ type PDSpec struct {
 	// MaxFailoverCount caps the extra PD members failover may add; 3 by default, 0 disables failover.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	MaxFailoverCount *int32 `json:"maxFailoverCount,omitempty"`
 
 	// StorageClassName of the PD data volume.
@@ -82,10 +86,12 @@ type PDSpec struct {
 	// SpareVolReplaceReplicas is how many spare pods volume replacement may add; 1 by default.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	SpareVolReplaceReplicas *int32 `json:"spareVolReplaceReplicas,omitempty"`
 }
 
 // TiKVSpec is the desired TiKV component.
+// +kubebuilder:validation:XValidation:rule="has(self.requests) && 'storage' in self.requests",message="requests.storage is required: the size of TiKV's data volume",fieldPath=".requests",reason=FieldValueRequired
 type TiKVSpec struct {
 	ComponentSpec        `json:",inline"`
 	ResourceRequirements `json:",inline"`
@@ -95,7 +101,9 @@ type TiKVSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of TiKV stores.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag, such as pingcap/tikv.
@@ -109,6 +117,7 @@ type TiKVSpec struct {
 	// MaxFailoverCount caps the replacement stores failover may add; 3 by default, 0 disables failover.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	MaxFailoverCount *int32 `json:"maxFailoverCount,omitempty"`
 
 	// SeparateRocksDBLog tails the RocksDB log in a sidecar.
@@ -156,7 +165,10 @@ type TiKVSpec struct {
 	MountClusterClientSecret *bool `json:"mountClusterClientSecret,omitempty"`
 
 	// EvictLeaderTimeout bounds the wait for leaders to leave a store before its pod restarts; 1500m by default.
+	// A Go duration such as 10m.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^(0|([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))*)$`
 	EvictLeaderTimeout *string `json:"evictLeaderTimeout,omitempty"`
 
 	// WaitLeaderTransferBackTimeout bounds the wait for leaders to return after a restart; 400s by default.
@@ -182,6 +194,7 @@ type TiKVSpec struct {
 	// SpareVolReplaceReplicas is how many spare pods volume replacement may add; 1 by default.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	SpareVolReplaceReplicas *int32 `json:"spareVolReplaceReplicas,omitempty"`
 }
 
@@ -195,7 +208,9 @@ type TiDBSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of TiDB servers.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag, such as pingcap/tidb.
@@ -213,6 +228,7 @@ type TiDBSpec struct {
 	// MaxFailoverCount caps the replacement servers failover may add; 3 by default, 0 disables failover.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	MaxFailoverCount *int32 `json:"maxFailoverCount,omitempty"`
 
 	// SeparateSlowLog tails the slow query log in a sidecar; true by default.

@@ -14,7 +14,9 @@ type TiFlashSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of TiFlash stores.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag, such as pingcap/tiflash.
@@ -28,9 +30,12 @@ type TiFlashSpec struct {
 	// MaxFailoverCount caps the replacement stores failover may add; 3 by default.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	MaxFailoverCount *int32 `json:"maxFailoverCount,omitempty"`
 
 	// StorageClaims are the data disks, one PVC data<i> each; at least one is required.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
 	StorageClaims []StorageClaim `json:"storageClaims"`
 
 	// Config is TiFlash's configuration, as a map or a TOML string.
@@ -68,7 +73,9 @@ type TiCDCSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of TiCDC captures.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// TLSClientSecretNames are Secrets mounted for TLS to downstream sinks.
@@ -97,6 +104,7 @@ type TiCDCSpec struct {
 }
 
 // PumpSpec is the desired TiDB Binlog pump component.
+// +kubebuilder:validation:XValidation:rule="has(self.requests) && 'storage' in self.requests",message="requests.storage is required: the size of Pump's data volume",fieldPath=".requests",reason=FieldValueRequired
 type PumpSpec struct {
 	ComponentSpec        `json:",inline"`
 	ResourceRequirements `json:",inline"`
@@ -106,7 +114,9 @@ type PumpSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of pumps.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag, such as pingcap/tidb-binlog.
@@ -136,7 +146,9 @@ type TiProxySpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of proxies.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag, such as pingcap/tiproxy.
@@ -178,7 +190,9 @@ type PDMSSpec struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	// Replicas is the number of servers.
+	// At most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas int32 `json:"replicas"`
 
 	// BaseImage is the image without tag; pingcap/pd by default.
@@ -192,6 +206,7 @@ type PDMSSpec struct {
 	// MaxFailoverCount caps the extra servers failover may add.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	MaxFailoverCount *int32 `json:"maxFailoverCount,omitempty"`
 
 	// Config of the micro-service, as a map or a TOML string.

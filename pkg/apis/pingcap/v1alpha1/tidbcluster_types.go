@@ -27,6 +27,21 @@ import (
 // +kubebuilder:printcolumn:name="TiDB-Image",type=string,JSONPath=`.status.tidb.image`,priority=1
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+//
+// The name prefixes every object the operator makes for the cluster, so it is
+// bounded by the longest of them (the limits and their derivation are in
+// validation/names.go, whose test keeps these rules in step with it):
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower-case letters, digits and '-', starting with a letter), because it begins the names of the cluster's Services",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.pd)) || self.metadata.name.size() <= 49",message="metadata.name must be at most 49 characters with spec.pd, because the StatefulSet <name>-pd may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.tikv)) || self.metadata.name.size() <= 47",message="metadata.name must be at most 47 characters with spec.tikv, because the StatefulSet <name>-tikv may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.tidb)) || self.metadata.name.size() <= 47",message="metadata.name must be at most 47 characters with spec.tidb, because the StatefulSet <name>-tidb may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.tiflash)) || self.metadata.name.size() <= 44",message="metadata.name must be at most 44 characters with spec.tiflash, because the StatefulSet <name>-tiflash may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.ticdc)) || self.metadata.name.size() <= 46",message="metadata.name must be at most 46 characters with spec.ticdc, because the StatefulSet <name>-ticdc may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.pump)) || self.metadata.name.size() <= 47",message="metadata.name must be at most 47 characters with spec.pump, because the StatefulSet <name>-pump may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.tiproxy)) || self.metadata.name.size() <= 44",message="metadata.name must be at most 44 characters with spec.tiproxy, because the StatefulSet <name>-tiproxy may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'tso')) || self.metadata.name.size() <= 48",message="metadata.name must be at most 48 characters with spec.pdms tso, because the StatefulSet <name>-tso may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'scheduling')) || self.metadata.name.size() <= 41",message="metadata.name must be at most 41 characters with spec.pdms scheduling, because the StatefulSet <name>-scheduling may have at most 52",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.acrossK8s) && self.spec.acrossK8s) || self.metadata.name.size() <= 53",message="metadata.name must be at most 53 characters with spec.acrossK8s, because the Service <name>-discovery may have at most 63",fieldPath=".metadata"
 type TidbCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -56,6 +71,9 @@ type TidbClusterList struct {
 
 // TidbClusterSpec is the desired state of a TiDB cluster. Cluster-level pod
 // fields are inherited by every component unless the component sets its own.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.pd) || has(self.cluster) || (has(self.pdAddresses) && size(self.pdAddresses) > 0) || !(has(self.tikv) || has(self.tidb) || has(self.tiflash) || has(self.ticdc) || has(self.pump) || has(self.tiproxy))",message="a PD is required by the other components: set spec.pd, spec.cluster or spec.pdAddresses",fieldPath=".pd",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.pd) || self.pd.replicas > 0 || has(self.cluster) || (has(self.pdAddresses) && size(self.pdAddresses) > 0) || [has(self.tikv) ? self.tikv.replicas : 0, has(self.tidb) ? self.tidb.replicas : 0, has(self.tiflash) ? self.tiflash.replicas : 0, has(self.ticdc) ? self.ticdc.replicas : 0, has(self.pump) ? self.pump.replicas : 0, has(self.tiproxy) ? self.tiproxy.replicas : 0].all(r, r == 0)",message="scaling PD to 0 would strand the other components, which still have replicas and no other PD (spec.cluster or spec.pdAddresses)",fieldPath=".pd.replicas"
 type TidbClusterSpec struct {
 	// Discovery configures the per-cluster discovery Deployment that bootstraps PD.
 	// +optional
@@ -75,6 +93,8 @@ type TidbClusterSpec struct {
 
 	// PDMS are PD micro-services (tso, scheduling) used when pd.mode is "ms".
 	// +optional
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:XValidation:rule="self.size() < 2 || self[0].name != self[1].name",message="each PD micro-service may be listed once"
 	PDMS []*PDMSSpec `json:"pdms,omitempty"`
 
 	// TiDB is the SQL layer.
@@ -168,10 +188,14 @@ type TidbClusterSpec struct {
 
 	// Annotations of every pod; merged with the component's.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') < 254)",message="keys must be annotation keys ([prefix/]name, the name at most 63 characters)"
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// Labels of every pod; merged with the component's.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') < 254)",message="keys must be label keys ([prefix/]name, the name at most 63 characters)"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// Tolerations of every pod unless a component sets its own.
@@ -187,10 +211,14 @@ type TidbClusterSpec struct {
 
 	// DNSPolicy of every pod unless overridden.
 	// +optional
+	// +kubebuilder:validation:Enum=ClusterFirstWithHostNet;ClusterFirst;Default;None
 	DNSPolicy corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
 
-	// Timezone of every container (TZ); UTC by default.
+	// Timezone of every container (TZ); UTC by default. A zone name such as
+	// Asia/Shanghai or a POSIX TZ value such as CST-8, without blanks.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([A-Za-z:<][-+A-Za-z0-9_/:.,<>]*)?$`
 	Timezone string `json:"timezone,omitempty"`
 
 	// Services is the legacy list of client Service types per component. Deprecated: use <component>.service.
@@ -201,8 +229,10 @@ type TidbClusterSpec struct {
 	// +optional
 	EnableDynamicConfiguration *bool `json:"enableDynamicConfiguration,omitempty"`
 
-	// ClusterDomain is the Kubernetes cluster domain used in member addresses.
+	// ClusterDomain is the Kubernetes cluster domain used in member addresses, a DNS subdomain such as cluster.local.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	ClusterDomain string `json:"clusterDomain,omitempty"`
 
 	// AcrossK8s lets the cluster span several Kubernetes clusters.
@@ -213,8 +243,12 @@ type TidbClusterSpec struct {
 	// +optional
 	Cluster *TidbClusterRef `json:"cluster,omitempty"`
 
-	// PDAddresses are the client URLs of an external PD cluster to join.
+	// PDAddresses are the client URLs of an external PD cluster to join,
+	// such as http://pd.example:2379.
 	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.all(a, a.matches('^https?://[^/?#]+'))",message="must be http:// or https:// URLs with a host, such as http://pd.example:2379"
 	PDAddresses []string `json:"pdAddresses,omitempty"`
 
 	// StatefulSetUpdateStrategy of every component unless overridden.
@@ -272,6 +306,7 @@ type Service struct {
 	Name string `json:"name,omitempty"`
 	// Type of its client Service.
 	// +optional
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer;ExternalName
 	Type string `json:"type,omitempty"`
 }
 
@@ -284,6 +319,8 @@ type TidbClusterRef struct {
 	Name string `json:"name"`
 	// ClusterDomain of the Kubernetes cluster the referenced cluster runs in.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	ClusterDomain string `json:"clusterDomain,omitempty"`
 }
 
@@ -305,6 +342,7 @@ type HelperSpec struct {
 	Image *string `json:"image,omitempty"`
 	// ImagePullPolicy of helper containers.
 	// +optional
+	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
 	ImagePullPolicy *corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 }
 

@@ -54,6 +54,7 @@ func ValidateTidbCluster(tc *v1alpha1.TidbCluster) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := validateConfigs(&tc.Spec, specPath)
 	errs = append(errs, validateDeleteSlots(tc.Annotations, field.NewPath("metadata", "annotations"))...)
+	errs = append(errs, ValidateClusterName(tc.Name, &tc.Spec)...)
 	errs = append(errs, validatePDSource(&tc.Spec, specPath)...)
 	errs = append(errs, validateClusterRef(tc.Spec.Cluster, specPath.Child("cluster"))...)
 	errs = append(errs, validatePDAddresses(tc.Spec.PDAddresses, specPath.Child("pdAddresses"))...)
