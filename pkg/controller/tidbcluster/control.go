@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,12 +79,13 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	defaulting.SetTidbClusterDefaults(tc)
 	c.recordSpecReplicas(tc)
 
+	ctx, blockers := controller.WithBlockers(ctx)
 	syncErr := c.validate(tc, original)
 	if syncErr == nil {
 		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
 		syncErr = c.runComponents(ctx, tc)
 	}
-	c.setConditions(tc, syncErr)
+	c.setConditions(tc, syncErr, blockers.List())
 	tc.Status.ObservedGeneration = tc.Generation
 
 	wrote, err := c.status.UpdateStatus(ctx, live, &tc.Status)
@@ -131,8 +133,10 @@ func (c *defaultControl) runComponents(ctx context.Context, tc *v1alpha1.TidbClu
 }
 
 // setConditions derives Ready from the observed status, Degraded from the
-// sync error, and Progressing from both.
-func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error) {
+// sync error, and Progressing from both; what components found blocking
+// their pods (blockers) is added to a Ready or Progressing that is not
+// satisfied, so a wait names its cause.
+func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error, blockers []string) {
 	conds := &tc.Status.Conditions
 	gen := tc.Generation
 	var invalid *invalidSpecError
@@ -163,6 +167,16 @@ func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error) 
 	if tc.Spec.Paused {
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionFalse, ReasonPaused,
 			"spec.paused is set: status is observed but no object is written"
+	}
+	if len(blockers) > 0 {
+		because := " (blocked by: " + strings.Join(blockers, "; ") + ")"
+		if ready.Status != metav1.ConditionTrue {
+			ready.Message += because
+			setCondition(conds, ready, gen)
+		}
+		if progressing.Status == metav1.ConditionTrue {
+			progressing.Message += because
+		}
 	}
 	setCondition(conds, degraded, gen)
 	setCondition(conds, progressing, gen)

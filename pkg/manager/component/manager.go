@@ -71,6 +71,7 @@ func (m *Manager) steps() []step {
 	return []step{
 		{"observe", m.observe},
 		{"pause", m.pauseGuard},
+		{"diagnose", m.diagnose},
 		{"dependencies", m.gate},
 		{"services", m.syncServices},
 		{"configmap", m.syncConfigMap},
