@@ -80,8 +80,10 @@ func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, built map[string]bool) (stri
 		if !c.present || !built[c.name] {
 			continue
 		}
+		// Scale: replicas differ from the desired ones (a scale-in waiting
+		// for its store to leave, say), which is not a settled cluster.
 		sts := c.status.StatefulSet
-		if sts == nil || sts.CurrentRevision != sts.UpdateRevision {
+		if sts == nil || sts.CurrentRevision != sts.UpdateRevision || c.status.Phase == v1alpha1.ScalePhase {
 			return c.name, false
 		}
 	}
