@@ -134,8 +134,16 @@ func validateStorageRequest(requests corev1.ResourceList, path *field.Path, miss
 	if q.Sign() <= 0 {
 		return field.ErrorList{field.Invalid(path, q.String(), "must be greater than zero")}
 	}
+	if q.Cmp(maxVolumeSize) > 0 {
+		return field.ErrorList{field.Invalid(path, q.String(), "must be at most "+maxVolumeSize.String()+" (one volume)")}
+	}
 	return nil
 }
+
+// maxVolumeSize bounds one data volume: no disk a member could use is
+// larger, so a bigger request is a typo (1e30, 999Ei) that no StorageClass
+// could provision.
+var maxVolumeSize = resource.MustParse("1Pi")
 
 func validateStorageClaims(claims []v1alpha1.StorageClaim, path *field.Path) field.ErrorList {
 	if len(claims) == 0 {
