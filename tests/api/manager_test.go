@@ -52,8 +52,10 @@ func TestControllerManagerLeadsSyncsAndServes(t *testing.T) {
 			meta.FindStatusCondition(tc.Status.Conditions, v1alpha1.TidbClusterReady) != nil, nil
 	})
 
+	// A zero data volume passes the CRD's admission rules (they require
+	// requests.storage, not its sign) and fails the operator's validation.
 	bad := "apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: nostorage}\n" +
-		"spec: {version: v8.5.0, pd: {replicas: 1}}\n"
+		"spec: {version: v8.5.0, pd: {replicas: 1, requests: {storage: \"0\"}}}\n"
 	framework.ApplyYAML(t, ctx, bad, env.Namespace)
 	framework.WaitFor(t, ctx, 60*time.Second, "nostorage is Degraded with InvalidSpec", func(ctx context.Context) (bool, error) {
 		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "nostorage", metav1.GetOptions{})
