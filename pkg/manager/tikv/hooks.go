@@ -74,8 +74,11 @@ func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordina
 		return controller.Requeue("PD must answer before store of %s is removed", pod)
 	}
 	store, ok := storeOf(tc, pod)
-	if !ok || tombstoned(tc, pod) {
+	if tombstoned(tc, pod) {
 		return nil
+	}
+	if !ok {
+		return h.scaleInWithoutStore(tc, pod)
 	}
 	id, err := strconv.ParseUint(store.ID, 10, 64)
 	if err != nil {
@@ -94,6 +97,31 @@ func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordina
 		return fmt.Errorf("delete store %d of %s: %w", id, pod, err)
 	}
 	return controller.Requeue("deleting store %s of %s; waiting for PD to report it Tombstone", store.ID, pod)
+}
+
+// scaleInWithoutStore decides for a pod PD reports no store of: a pod that
+// never became Ready (Pending, crashing) may go, so a scale-in is not held
+// by it; a Ready pod has most likely registered a store PD has not shown
+// yet (the pod was just added, by hand or by a scale-out), so removing it
+// waits for the store to show and leave through Tombstone.
+func (h *Hooks) scaleInWithoutStore(tc *v1alpha1.TidbCluster, pod string) error {
+	if h.pods == nil {
+		return nil
+	}
+	p, err := h.pods.Pods(tc.Namespace).Get(pod)
+	if err != nil || !podutilReady(p) {
+		return nil
+	}
+	return controller.Requeue("pod %s is Ready but PD reports no store of it yet; waiting for the store before removing the pod", pod)
+}
+
+func podutilReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // checkReplicas refuses to take a store out when the remaining Up stores

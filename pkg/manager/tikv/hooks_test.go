@@ -3,6 +3,11 @@ package tikv
 import (
 	"context"
 	"errors"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"slices"
 	"testing"
 	"time"
@@ -55,5 +60,31 @@ func TestEndUpgradeErrorsWhenPDCannotList(t *testing.T) {
 	h := NewHooks(component.FailoverConfig{}, ctl, nil, nil, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
 	if err := h.EndUpgrade(context.Background(), tc); err == nil {
 		t.Fatal("want an error so the sweep is retried")
+	}
+}
+
+// TestScaleInOfAPodWithoutAStore lets a pod PD reports no store of go only
+// when it never became Ready: a Ready pod has probably registered a store
+// PD has not shown yet (a StatefulSet scaled up by hand, then back).
+func TestScaleInOfAPodWithoutAStore(t *testing.T) {
+	t.Parallel()
+	for _, ready := range []bool{false, true} {
+		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		if err := indexer.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv-3", Namespace: "ns"},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}}}); err != nil {
+			t.Fatal(err)
+		}
+		h := NewHooks(component.FailoverConfig{}, pdapi.NewFakeControl(), nil, corelisters.NewPodLister(indexer),
+			record.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()))
+		tc := observedCluster()
+		tc.Status.TiKV.Synced = true
+		err := h.PreScaleIn(context.Background(), tc, 3)
+		if _, waiting := controller.AsRequeue(err); waiting != ready {
+			t.Errorf("pod Ready=%v: PreScaleIn = %v; want a wait only for a Ready pod", ready, err)
+		}
 	}
 }
