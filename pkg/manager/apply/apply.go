@@ -100,7 +100,8 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alp
 			o.kind, live.GetNamespace(), live.GetName(), ref.Kind, ref.Name, owner.Name)
 	}
 	adopted := metav1.GetControllerOf(live) != nil
-	if adopted && live.GetAnnotations()[AnnAppliedHash] == hash && (o.drifted == nil || !o.drifted(live, desired)) {
+	if adopted && live.GetAnnotations()[AnnAppliedHash] == hash && !labelsDrifted(live, desired) &&
+		(o.drifted == nil || !o.drifted(live, desired)) {
 		return live, nil
 	}
 	merged := o.merge(live.DeepCopyObject().(T), desired)
@@ -113,6 +114,20 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alp
 	}
 	klog.FromContext(ctx).V(2).Info("updated", "kind", o.kind, "name", desired.GetName(), "hash", hash)
 	return updated, nil
+}
+
+// labelsDrifted reports an owned label (one desired sets) that someone
+// removed or changed on live: selectors and dashboards rely on them, and
+// the recorded hash cannot see a change made after it was written. Labels
+// only others set are theirs and stay.
+func labelsDrifted(live, desired metav1.Object) bool {
+	have := live.GetLabels()
+	for k, v := range desired.GetLabels() {
+		if got, ok := have[k]; !ok || got != v {
+			return true
+		}
+	}
+	return false
 }
 
 // setOwner makes owner the controller of obj, replacing no other controller.
