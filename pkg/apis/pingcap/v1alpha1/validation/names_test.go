@@ -77,6 +77,10 @@ func TestClusterNameLimitsMatchCRD(t *testing.T) {
 		rules[rule] = msg
 		if strings.Contains(rule, "self.metadata.name") {
 			nameRules++
+			// The API server then answers "metadata: Invalid value: ...", not "<nil>: ...".
+			if m["fieldPath"] != ".metadata" {
+				t.Errorf("rule %q: fieldPath %v, want .metadata", rule, m["fieldPath"])
+			}
 		}
 	}
 	if got, want := rules[clusterNameFormatRule], "metadata.name "+clusterNameFormatMessage; got != want {
