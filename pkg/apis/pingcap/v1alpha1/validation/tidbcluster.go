@@ -60,6 +60,7 @@ func ValidateTidbCluster(tc *v1alpha1.TidbCluster) field.ErrorList {
 	errs = append(errs, validatePDAddresses(tc.Spec.PDAddresses, specPath.Child("pdAddresses"))...)
 	errs = append(errs, validateStartScript(&tc.Spec, specPath)...)
 	errs = append(errs, validatePDNotStranding(&tc.Spec, specPath)...)
+	errs = append(errs, validateClusterFields(&tc.Spec, specPath)...)
 	if tc.Spec.Helper != nil && tc.Spec.Helper.Image != nil {
 		errs = append(errs, validateImageString(*tc.Spec.Helper.Image, specPath.Child("helper", "image"))...)
 	}
