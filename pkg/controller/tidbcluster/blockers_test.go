@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
@@ -34,5 +35,33 @@ func TestWaitsNameWhatBlocksThePods(t *testing.T) {
 		if c == nil || !strings.Contains(c.Message, "blocked by: pod basic-pd-0 is not scheduled: Unschedulable") {
 			t.Errorf("%s = %+v, want the blocker named", typ, c)
 		}
+	}
+}
+
+// checkingComponent refuses its objects as the API server would.
+type checkingComponent struct{ stubComponent }
+
+func (c *checkingComponent) CheckObjects(*v1alpha1.TidbCluster) field.ErrorList {
+	return field.ErrorList{field.Invalid(field.NewPath("StatefulSet").Key("basic-tikv").Child("spec"), "x", "refused")}
+}
+
+// TestObjectsAreCheckedBeforeAnyWrite: an object the API server would
+// refuse (built by a later component) stops the sync before the first
+// component writes anything, as an invalid spec.
+func TestObjectsAreCheckedBeforeAnyWrite(t *testing.T) {
+	t.Parallel()
+	deps := controller.NewFakeDependencies()
+	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), newTC(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first, second := &stubComponent{name: "pd"}, &checkingComponent{stubComponent{name: "tikv"}}
+	control := NewDefaultControl([]Component{first, second}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
+	got, err := syncOnce(t, deps, control, "basic")
+	if !controller.IsIgnore(err) || first.runs != 0 || second.runs != 0 {
+		t.Fatalf("want an invalid spec and no component run: err %v, runs %d/%d", err, first.runs, second.runs)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterDegraded); c == nil ||
+		c.Reason != ReasonInvalidSpec || !strings.Contains(c.Message, "StatefulSet[basic-tikv].spec") {
+		t.Fatalf("Degraded = %+v", c)
 	}
 }

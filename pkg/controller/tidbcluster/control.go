@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
@@ -102,10 +103,28 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	return syncErr
 }
 
-// validate records a Warning event when the spec turns invalid (or its
-// errors change) and returns an IgnoreError: retrying cannot fix a spec.
+// ObjectChecker is a Component that can build every object it would write
+// and check them as the API server would, without writing anything.
+type ObjectChecker interface {
+	// CheckObjects returns what the API server would refuse in the objects
+	// built for the defaulted, valid tc; empty when all may be written.
+	CheckObjects(tc *v1alpha1.TidbCluster) field.ErrorList
+}
+
+// validate checks the spec, then — because a sync that writes some objects
+// and is refused the next leaves a half-applied change — every object the
+// components would build from it. It records a Warning event when the spec
+// turns invalid (or its errors change) and returns an IgnoreError:
+// retrying cannot fix a spec.
 func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus) error {
 	errs := validation.ValidateTidbCluster(tc)
+	if len(errs) == 0 {
+		for _, comp := range c.components {
+			if checker, ok := comp.(ObjectChecker); ok {
+				errs = append(errs, checker.CheckObjects(tc)...)
+			}
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -7,8 +7,11 @@ package discovery
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/precheck"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -25,6 +28,15 @@ func NewManager(applier *apply.Applier, image string) *Manager {
 
 // Name is "discovery".
 func (m *Manager) Name() string { return names.Discovery }
+
+// CheckObjects builds the discovery objects and checks them with the API
+// server's rules (package precheck), before any write of the sync.
+func (m *Manager) CheckObjects(tc *v1alpha1.TidbCluster) field.ErrorList {
+	if tc.Spec.PD == nil && !tc.Spec.AcrossK8s {
+		return nil
+	}
+	return precheck.Objects(Objects(tc, m.image))
+}
 
 // Sync applies the discovery objects when the cluster has a PD of its own
 // (or spans Kubernetes clusters), unless the cluster is paused. The RBAC
