@@ -6,26 +6,98 @@ import (
 	"context"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 )
 
 // bugScenarios expose known operator bugs: they fail until the fix lands and are not in the default
 // subset (FAULTS=bugs or FAULTS=all runs them). docs/reliability.md has the reproductions.
+// regressionScenarios reproduce bugs that were fixed; they must keep passing.
 func bugScenarios() []scenario {
 	return []scenario{
-		{name: "bug/pd-scale-out-from-1",
-			bug:     "a PD created with replicas 1 then scaled to 3 never scales out (\"no quorum of healthy members\")",
-			asserts: "PD created with 1 replica, then spec.pd.replicas=3: three healthy members",
+		{name: "bug/ready-before-rollout",
+			bug: "the sync that applies a new TiKV template writes Ready=True at the new generation with TiKV Normal, " +
+				"before any pod restarted (the phase is computed from the StatefulSet as it was before the apply)",
+			asserts: "TiKV config changed on a converged cluster: every status written for the new generation (watched " +
+				"from before the patch, none missed) that reads Ready with TiKV Normal finds the TiKV StatefulSet rolled out",
+			run: func(t *testing.T) {
+				s := start(t, scOptions{})
+				cur, err := s.tc(s.env.Ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, err := s.pc.PingcapV1alpha1().TidbClusters(s.env.Namespace).Watch(s.env.Ctx, metav1.ListOptions{
+					FieldSelector: "metadata.name=basic", ResourceVersion: cur.ResourceVersion})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				s.patch(map[string]any{"tikv": map[string]any{"config": map[string]any{"log-level": "warn"}}})
+				ctx, cancel := context.WithTimeout(s.env.Ctx, readyTimeout)
+				defer cancel()
+				for judged := false; !judged; {
+					var tc *v1alpha1.TidbCluster
+					select {
+					case ev, ok := <-w.ResultChan():
+						if !ok {
+							t.Fatal("the TidbCluster watch ended before a Ready status of the new generation")
+						}
+						if tc, ok = ev.Object.(*v1alpha1.TidbCluster); !ok {
+							t.Fatalf("watch event %s: %T", ev.Type, ev.Object)
+						}
+					case <-ctx.Done():
+						t.Fatalf("no status reported Ready at the new generation within %s", readyTimeout)
+					}
+					if tc.Generation == cur.Generation || !rolloutFinished(tc) {
+						continue
+					}
+					sts, err := s.env.Kube.AppsV1().StatefulSets(s.env.Namespace).Get(ctx, "basic-tikv", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					judged = stsRolledOut(sts)
+					s.chk.check(invReadyRolledOut, judged,
+						"TidbCluster resourceVersion %s reads Ready at generation %d with TiKV Normal (status: TiKV StatefulSet %s) while StatefulSet basic-tikv is at generation %d, %s",
+						tc.ResourceVersion, tc.Generation, rolloutOf(tc.Status.TiKV.StatefulSet), sts.Generation, rolloutOf(&sts.Status))
+					if !judged {
+						break // the first premature Ready is the finding; the rollout still has to converge
+					}
+				}
+				s.waitConverged("the TiKV config rollout converges")
+			}},
+		{name: "edit/tikv-sts-labels",
+			bug: "an owned StatefulSet whose app.kubernetes.io/managed-by label is changed by hand drops out of the operator's " +
+				"label-filtered informer: every sync then fails creating it (AlreadyExists) and the labels are never restored",
+			asserts: "TiKV StatefulSet labels changed by hand (managed-by changed, component removed): the operator restores them",
+			run: func(t *testing.T) {
+				s := start(t, scOptions{})
+				s.editSTS("tikv", func(sts *appsv1.StatefulSet) {
+					sts.Labels["app.kubernetes.io/managed-by"] = "someone-else"
+					delete(sts.Labels, "app.kubernetes.io/component")
+				})
+				s.waitSTS("tikv", "the operator restores the labels", func(sts *appsv1.StatefulSet) bool {
+					return sts.Labels["app.kubernetes.io/managed-by"] == "tidb-operator" && sts.Labels["app.kubernetes.io/component"] == "tikv"
+				})
+				s.waitConverged("converged after the label edit")
+			}},
+	}
+}
+
+// regressionScenarios reproduce operator bugs this suite found and that were fixed since.
+func regressionScenarios() []scenario {
+	return []scenario{
+		{name: "regress/pd-scale-out-from-1",
+			asserts: "PD created with 1 replica, then spec.pd.replicas=3: three healthy members (was stuck on \"no quorum of healthy members\")",
 			run: func(t *testing.T) {
 				s := start(t, scOptions{pd: 1})
 				s.patch(map[string]any{"pd": map[string]any{"replicas": 3}})
 				s.waitConverged("PD scaled out to 3")
 				expectMembers(s, 3)
 			}},
-		{name: "bug/restart-on-terminating-pvc",
-			bug:     "a member whose data PVC is Terminating gets restarted by a rolling upgrade",
+		{name: "regress/restart-on-terminating-pvc",
 			asserts: "basic-tikv-2's PVC deleted by hand (Terminating: the pod holds it), then a TiKV upgrade: over 60 operator requests basic-tikv-2 is not restarted",
 			run: func(t *testing.T) {
 				s := start(t, scOptions{excuse: []invariant{invPVCKept}})

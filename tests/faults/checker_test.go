@@ -47,12 +47,15 @@ const (
 	// invNoEvictLeader: no evict-leader scheduler exists while the cluster reports a finished rollout
 	// (Ready at its generation, TiKV phase Normal).
 	invNoEvictLeader invariant = "no-evict-leader-after-rollout"
+	// invReadyRolledOut: a TidbCluster that reports Ready=True at its generation with a component
+	// Normal has that component's StatefulSet rolled out (asserted by bug/ready-before-rollout).
+	invReadyRolledOut invariant = "ready-means-rolled-out"
 	// invConverged: Ready=True at the current generation, StatefulSets at the spec (checked at the end).
 	invConverged invariant = "converged"
 )
 
 var allInvariants = []invariant{invPDQuorum, invTiKVTombstone, invTiKVOthersUp, invPVCKept,
-	invNoRestartOnTerminatingPVC, invNoEvictLeader, invConverged}
+	invNoRestartOnTerminatingPVC, invNoEvictLeader, invReadyRolledOut, invConverged}
 
 // checker watches one scenario's namespace (pods, StatefulSets, PVCs through informers), polls the
 // simulator and the TidbCluster, and judges every PD write of the operator; it counts each check.
@@ -63,9 +66,12 @@ type checker struct {
 	tc      string
 	excused map[invariant]bool
 
-	mu         sync.Mutex
-	checks     map[invariant]int
-	violations []string
+	mu     sync.Mutex
+	checks map[invariant]int
+	// violations are distinct: the same finding seen again (a poll every 250 ms sees a leftover
+	// scheduler until it goes) is one violation, counted in seen.
+	violations []*violation
+	byKey      map[string]*violation
 	deleting   map[types.UID]bool
 
 	sts  cache.Indexer
@@ -76,7 +82,7 @@ type checker struct {
 
 func newChecker(env *framework.Env, pc versioned.Interface, sim *simclient.Client, excused []invariant) *checker {
 	c := &checker{env: env, pc: pc, sim: sim, tc: "basic", excused: map[invariant]bool{},
-		checks: map[invariant]int{}, deleting: map[types.UID]bool{}, done: make(chan struct{})}
+		checks: map[invariant]int{}, byKey: map[string]*violation{}, deleting: map[types.UID]bool{}, done: make(chan struct{})}
 	for _, inv := range excused {
 		c.excused[inv] = true
 	}
@@ -125,23 +131,57 @@ func (c *checker) finish() (map[invariant]int, []string) {
 	for k, v := range c.checks {
 		out[k] = v
 	}
-	return out, append([]string(nil), c.violations...)
+	var vs []string
+	for _, v := range c.violations {
+		vs = append(vs, v.String())
+	}
+	return out, vs
 }
 
-// check counts one evaluation of inv and records a violation when ok is false (unless excused).
+// violation is one distinct finding: an invariant and what was seen.
+type violation struct {
+	inv         invariant
+	what        string
+	first, last time.Time
+	seen        int
+}
+
+func (v *violation) String() string {
+	s := fmt.Sprintf("%s %s: %s", v.first.Format("15:04:05.000"), v.inv, v.what)
+	if v.seen > 1 {
+		s += fmt.Sprintf(" (seen %d times, until %s)", v.seen, v.last.Format("15:04:05.000"))
+	}
+	return s
+}
+
+// check counts one evaluation of inv and records a violation when ok is false (unless excused). A
+// finding already recorded (same invariant, same text) is counted on it, not recorded again.
 func (c *checker) check(inv invariant, ok bool, format string, args ...any) {
+	c.checkKeyed(inv, ok, "", format, args...)
+}
+
+// checkKeyed is check where key, when not empty, says which findings are the same one (the text
+// may then vary between them, e.g. a resourceVersion).
+func (c *checker) checkKeyed(inv invariant, ok bool, key string, format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.checks[inv]++
-	if !ok && !c.excused[inv] {
-		c.violations = append(c.violations, fmt.Sprintf("%s %s: %s", time.Now().Format("15:04:05.000"), inv, fmt.Sprintf(format, args...)))
+	if ok || c.excused[inv] {
+		return
 	}
-}
-
-func (c *checker) violationCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.violations)
+	now, what := time.Now(), fmt.Sprintf(format, args...)
+	if key == "" {
+		key = what
+	}
+	key = string(inv) + "\x00" + key
+	v := c.byKey[key]
+	if v == nil {
+		v = &violation{inv: inv, what: what, first: now}
+		c.byKey[key] = v
+		c.violations = append(c.violations, v)
+	}
+	v.seen++
+	v.last = now
 }
 
 func (c *checker) state(ctx context.Context) (*api.ClusterState, error) {
@@ -183,7 +223,7 @@ func (c *checker) onPod(ctx context.Context, obj any, deleted bool) {
 	}
 	replicas := c.replicas(component)
 	if ord < replicas {
-		c.checkPVCNotTerminating(pod, component)
+		c.checkPVCNotTerminating(ctx, pod, component)
 	}
 	switch component {
 	case "pd":
@@ -214,13 +254,11 @@ func (c *checker) onPod(ctx context.Context, obj any, deleted bool) {
 }
 
 // checkPVCNotTerminating: a wanted member restarted while its data PVC is Terminating.
-func (c *checker) checkPVCNotTerminating(pod *corev1.Pod, component string) {
+func (c *checker) checkPVCNotTerminating(ctx context.Context, pod *corev1.Pod, component string) {
 	obj, ok, _ := c.pvcs.GetByKey(c.env.Namespace + "/" + component + "-" + pod.Name)
 	terminating := ok && obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil
-	if terminating && c.failoverPVC(component, pod.Name, obj.(*corev1.PersistentVolumeClaim).UID) {
-		return
-	}
-	c.check(invNoRestartOnTerminatingPVC, !terminating, "pod %s deleted while its PVC %s-%s is Terminating", pod.Name, component, pod.Name)
+	c.check(invNoRestartOnTerminatingPVC, !terminating || c.pdFailoverRebuild(ctx, component, pod.Name),
+		"pod %s deleted while its PVC %s-%s is Terminating", pod.Name, component, pod.Name)
 }
 
 // onStatefulSet judges a TiKV scale-down: every removed ordinal's store must be Tombstone (or never registered).
@@ -261,23 +299,49 @@ func (c *checker) onPVC(obj any, deleted bool) {
 	if ord >= c.replicas(component) {
 		return
 	}
-	if c.failoverPVC(component, pod, pvc.UID) {
-		return
-	}
-	c.check(invPVCKept, false, "PVC %s of wanted member %s deleted", pvc.Name, pod)
+	c.check(invPVCKept, c.pdFailoverRebuild(context.Background(), component, pod),
+		"PVC %s of wanted member %s deleted (not a PD failover: no failure record, or the member still in PD)", pvc.Name, pod)
 }
 
-// failoverPVC: a PD failover recorded this PVC to rebuild its member from an empty volume, by design.
-func (c *checker) failoverPVC(component, pod string, uid types.UID) bool {
+// pdFailoverRebuild says whether deleting the data PVC of pod (and then pod itself) is a PD failover
+// rebuilding that member from an empty volume, which is by design: pd.Hooks.Failover deletes the
+// failed member from PD, then its PVC, then its pod, so that the StatefulSet recreates both and the
+// member joins again as a new one.
+//
+// It is judged from what must already hold when the failover deletes them, never from what the
+// deleting sync itself writes: the operator writes status once, at the end of the sync
+// (failureMembers[].memberDeleted), so the checker always sees the PVC go before that write. The rule
+// used to require failureMembers[].pvcUIDSet to name the PVC, a field the operator never fills: every
+// PD failover was reported as a violation (kill/pd-failover). What must hold instead:
+//   - status records pod as a failed PD member: markFailure records it and ends its sync with a
+//     requeue, so the record is written at least one sync before the deletion;
+//   - PD no longer has the member ID recorded: the failover deletes the member from PD first.
+//
+// A PVC deleted without both is still a violation.
+func (c *checker) pdFailoverRebuild(ctx context.Context, component, pod string) bool {
 	if component != "pd" {
 		return false
 	}
-	tc, err := c.pc.PingcapV1alpha1().TidbClusters(c.env.Namespace).Get(context.Background(), c.tc, metav1.GetOptions{})
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	tc, err := c.pc.PingcapV1alpha1().TidbClusters(c.env.Namespace).Get(ctx, c.tc, metav1.GetOptions{})
 	if err != nil {
 		return false
 	}
-	_, ok := tc.Status.PD.FailureMembers[pod].PVCUIDSet[uid]
-	return ok
+	f, recorded := tc.Status.PD.FailureMembers[pod]
+	if !recorded || f.MemberID == "" {
+		return false
+	}
+	st, err := c.state(ctx)
+	if err != nil {
+		return false
+	}
+	for _, m := range st.Members {
+		if fmt.Sprint(m.MemberID) == f.MemberID {
+			return false
+		}
+	}
+	return true
 }
 
 // beforePDWrite judges a PD write of the operator before it reaches PD.
@@ -321,6 +385,14 @@ func (c *checker) pollLoop(ctx context.Context) {
 
 // pollEvictLeader: a cluster that reports a finished rollout has no evict-leader scheduler. The
 // TidbCluster is read before and after the simulator, and only an unchanged one is judged.
+//
+// It is judged only while the TiKV StatefulSet (informer cache) is rolled out as well. The sync that
+// applies a new TiKV template writes Ready=True at the new generation with TiKV Normal — its phase is
+// computed from the StatefulSet as it was before the apply — and the next sync adds the first store's
+// scheduler before its status write replaces that one (kill/tikv-config-rollout, pd-slow/tikv-upgrade).
+// That scheduler is the rollout starting, not one left behind; the premature Ready is a status bug
+// of its own, asserted by bug/ready-before-rollout (invReadyRolledOut), not by this invariant. A
+// scheduler left once every pod runs the update revision is still a violation.
 func (c *checker) pollEvictLeader(ctx context.Context) {
 	get := func() *v1alpha1.TidbCluster {
 		tc, err := c.pc.PingcapV1alpha1().TidbClusters(c.env.Namespace).Get(ctx, c.tc, metav1.GetOptions{})
@@ -330,7 +402,7 @@ func (c *checker) pollEvictLeader(ctx context.Context) {
 		return tc
 	}
 	before := get()
-	if before == nil || !rolloutFinished(before) {
+	if before == nil || !rolloutFinished(before) || !c.rolledOut("tikv") {
 		return
 	}
 	st, err := c.state(ctx)
@@ -338,7 +410,50 @@ func (c *checker) pollEvictLeader(ctx context.Context) {
 	if err != nil || after == nil || after.ResourceVersion != before.ResourceVersion {
 		return
 	}
-	c.check(invNoEvictLeader, len(evictSchedulers(st)) == 0, "TidbCluster reports a finished rollout while PD has %v", evictSchedulers(st))
+	// The finding names the TiKV StatefulSet as the checker sees it and as the status recorded it, so
+	// a status written before the rollout even started (revisions differing, pods not yet updated) is
+	// told apart from one written after the last restart.
+	c.checkKeyed(invNoEvictLeader, len(evictSchedulers(st)) == 0, fmt.Sprint(evictSchedulers(st)),
+		"TidbCluster (generation %d, resourceVersion %s) reports a finished rollout while PD has %v; TiKV StatefulSet %s; in status: %s",
+		after.Generation, after.ResourceVersion, evictSchedulers(st), c.stsRollout("tikv"), rolloutOf(after.Status.TiKV.StatefulSet))
+}
+
+// rolledOut: the component's StatefulSet in the informer cache runs every replica on its update
+// revision and its controller has seen its latest spec.
+func (c *checker) rolledOut(component string) bool {
+	obj, ok, _ := c.sts.GetByKey(c.env.Namespace + "/" + c.tc + "-" + component)
+	if !ok {
+		return false
+	}
+	return stsRolledOut(obj.(*appsv1.StatefulSet))
+}
+
+func stsRolledOut(sts *appsv1.StatefulSet) bool {
+	st := sts.Status
+	return st.ObservedGeneration == sts.Generation && st.CurrentRevision == st.UpdateRevision &&
+		sts.Spec.Replicas != nil && st.UpdatedReplicas == *sts.Spec.Replicas
+}
+
+// stsRollout describes the rollout state of the component's StatefulSet in the informer cache.
+func (c *checker) stsRollout(component string) string {
+	obj, ok, _ := c.sts.GetByKey(c.env.Namespace + "/" + c.tc + "-" + component)
+	if !ok {
+		return "absent"
+	}
+	sts := obj.(*appsv1.StatefulSet)
+	partition := "none"
+	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		partition = fmt.Sprint(*ru.Partition)
+	}
+	return fmt.Sprintf("generation %d partition %s, %s", sts.Generation, partition, rolloutOf(&sts.Status))
+}
+
+func rolloutOf(st *appsv1.StatefulSetStatus) string {
+	if st == nil {
+		return "none"
+	}
+	return fmt.Sprintf("observedGeneration %d revisions %s→%s updated %d/%d", st.ObservedGeneration, st.CurrentRevision,
+		st.UpdateRevision, st.UpdatedReplicas, st.Replicas)
 }
 
 // pollRemovedPods: a store beyond the TiKV StatefulSet's replicas whose pod is gone must be Tombstone.

@@ -6,8 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -47,7 +47,7 @@ func sharedPrivateControlPlane(t *testing.T) *controlPlane {
 	t.Helper()
 	privateCP.Lock()
 	if privateCP.cp == nil {
-		cp, err := startControlPlane()
+		cp, err := startControlPlane(t)
 		if err != nil {
 			privateCP.Unlock()
 			t.Fatalf("private control plane: %v", err)
@@ -74,7 +74,9 @@ func stopPrivateControlPlane(t *testing.T) {
 	privateCP.cp = nil
 }
 
-func startControlPlane() (*controlPlane, error) {
+// startControlPlane starts the private control plane and installs the CRDs; a plane that does not
+// come up fully is stopped again before the error is returned.
+func startControlPlane(t *testing.T) (*controlPlane, error) {
 	dir, err := os.MkdirTemp("", "kubetidb-faults-cp-")
 	if err != nil {
 		return nil, err
@@ -96,19 +98,42 @@ func startControlPlane() (*controlPlane, error) {
 		_ = ln.Close()
 	}
 	if err := cp.script("up"); err != nil {
+		_ = cp.script("down")
 		return nil, err
 	}
-	out, err := exec.Command(framework.BinPath("kubectl"), "--kubeconfig", cp.kubeconfig, "apply", "-f",
-		filepath.Join(framework.RepoRoot(), "manifests", "crd.yaml")).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("install CRDs: %w: %s", err, out)
-	}
-	out, err = exec.Command(framework.BinPath("kubectl"), "--kubeconfig", cp.kubeconfig, "wait", "--for=condition=Established",
-		"--timeout=60s", "crd/tidbclusters.pingcap.com").CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("wait for the CRDs: %w: %s", err, out)
+	if err := cp.installCRDs(); err != nil {
+		if derr := cp.script("down"); derr != nil {
+			t.Logf("stop the private control plane: %v", derr)
+		}
+		return nil, err
 	}
 	return cp, nil
+}
+
+// installCRDs applies manifests/crd.yaml and waits until every CRD reports Established=True. It polls
+// the condition rather than `kubectl wait --for=condition=Established`: right after the apply a CRD
+// has no status.conditions yet, and kubectl wait then fails at once instead of waiting (the race
+// that failed restart/etcd-mid-rollout).
+func (cp *controlPlane) installCRDs() error {
+	kubectl := func(ctx context.Context, args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, framework.BinPath("kubectl"), append([]string{"--kubeconfig", cp.kubeconfig}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := kubectl(context.Background(), "apply", "-f", filepath.Join(framework.RepoRoot(), "manifests", "crd.yaml")); err != nil {
+		return fmt.Errorf("install CRDs: %w: %s", err, out)
+	}
+	for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules"} {
+		name := "crd/" + crd + ".pingcap.com"
+		err := framework.Poll(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
+			out, err := kubectl(ctx, "get", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+			framework.Observef(ctx, "%q %v", out, err)
+			return err == nil && out == "True", nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s Established: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func (cp *controlPlane) script(args ...string) error {
@@ -181,16 +206,20 @@ func controlPlaneScenarios() []scenario {
 	for _, component := range []string{"kube-apiserver", "etcd"} {
 		c := lifecycleCases()["tikv-upgrade"]
 		out = append(out, scenario{
-			name:    "restart/" + component + "-mid-rollout",
-			asserts: component + " of a private control plane SIGKILLed and restarted at: " + c.step + "; the operator converges",
+			name: "restart/" + component + "-mid-rollout",
+			asserts: component + " of a private control plane SIGKILLed and restarted at: " + c.step +
+				"; an operator that exits (Lease lost) is restarted as its Deployment would; no exit but Lease losses; the operator converges",
 			run: func(t *testing.T) {
+				var op *supervisedOperator
 				o := c.opts
 				o.cp = sharedPrivateControlPlane(t)
+				o.startOperator = func(s *sc) { op = s.startSupervisedOperator() }
 				s := start(t, o)
 				c.change(s)
 				c.reached(s)
 				o.cp.restart(t, component)
 				finish(s, c)
+				op.expectOnlyLeaseLosses(s)
 			},
 		})
 	}

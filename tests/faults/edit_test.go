@@ -60,7 +60,6 @@ func tidbImage(sts *appsv1.StatefulSet) *string {
 func editScenarios() []scenario {
 	return []scenario{
 		{name: "edit/tikv-sts-replicas-up",
-			bug:     "a TiKV StatefulSet scaled up by hand is scaled back down without deleting the new store first",
 			asserts: "TiKV StatefulSet scaled 3→4 by hand: the operator brings it back to 3 only through store deletion (Tombstone first)",
 			run: func(t *testing.T) {
 				s := start(t, scOptions{})
@@ -88,19 +87,6 @@ func editScenarios() []scenario {
 				})
 				s.waitConverged("converged after the image edit")
 				s.expectImages("tidb", "v8.5.0")
-			}},
-		{name: "edit/tikv-sts-labels",
-			asserts: "TiKV StatefulSet labels changed by hand (managed-by changed, component removed): the operator restores them",
-			run: func(t *testing.T) {
-				s := start(t, scOptions{})
-				s.editSTS("tikv", func(sts *appsv1.StatefulSet) {
-					sts.Labels["app.kubernetes.io/managed-by"] = "someone-else"
-					delete(sts.Labels, "app.kubernetes.io/component")
-				})
-				s.waitSTS("tikv", "the operator restores the labels", func(sts *appsv1.StatefulSet) bool {
-					return sts.Labels["app.kubernetes.io/managed-by"] == "tidb-operator" && sts.Labels["app.kubernetes.io/component"] == "tikv"
-				})
-				s.waitConverged("converged after the label edit")
 			}},
 		{name: "edit/delete-services",
 			asserts: "PD, PD peer, TiKV peer and TiDB Services deleted: the operator recreates them",

@@ -26,12 +26,28 @@ type result struct {
 
 var results struct {
 	sync.Mutex
-	all []result
+	all    []result
+	checks map[string]result // by test name, until the scenario ends
 }
 
-func recordResult(r result) {
+// recordChecks keeps the checker's figures of the scenario t until recordResult.
+func recordChecks(t *testing.T, checks map[invariant]int, violations int) {
 	results.Lock()
 	defer results.Unlock()
+	if results.checks == nil {
+		results.checks = map[string]result{}
+	}
+	results.checks[t.Name()] = result{checks: checks, violations: violations}
+}
+
+// recordResult records the scenario t once it has ended, with its checker's figures if it got as
+// far as starting one.
+func recordResult(t *testing.T, took time.Duration) {
+	results.Lock()
+	defer results.Unlock()
+	r := results.checks[t.Name()]
+	delete(results.checks, t.Name())
+	r.name, r.passed, r.duration = t.Name(), !t.Failed(), took
 	results.all = append(results.all, r)
 }
 

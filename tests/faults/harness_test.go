@@ -69,7 +69,6 @@ type sc struct {
 // before the TidbCluster is created until the scenario's cleanup, which reports its figures.
 func start(t *testing.T, o scOptions) *sc {
 	t.Helper()
-	begin := time.Now()
 	s := &sc{t: t, opts: o}
 	if o.cp != nil {
 		s.env = o.cp.newEnv(t)
@@ -84,7 +83,7 @@ func start(t *testing.T, o scOptions) *sc {
 		t.Fatalf("start the invariant checker: %v", err)
 	}
 	s.route.beforeWrite = s.chk.beforePDWrite
-	t.Cleanup(func() { s.report(begin) })
+	t.Cleanup(s.report)
 	if o.startOperator != nil {
 		o.startOperator(s)
 	} else {
@@ -170,13 +169,12 @@ func (s *sc) createCluster() {
 }
 
 // report stops the checker, fails the scenario on each violation and records its figures.
-func (s *sc) report(begin time.Time) {
+func (s *sc) report() {
 	checks, violations := s.chk.finish()
 	for _, v := range violations {
 		s.t.Errorf("invariant violated: %s", v)
 	}
-	recordResult(result{name: s.t.Name(), passed: !s.t.Failed(), checks: checks, violations: len(violations),
-		duration: time.Since(begin)})
+	recordChecks(s.t, checks, len(violations))
 }
 
 func (s *sc) tc(ctx context.Context) (*v1alpha1.TidbCluster, error) {

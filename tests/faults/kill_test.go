@@ -67,10 +67,12 @@ func lifecycleCases() map[string]lifecycleCase {
 			verify:  func(s *sc) { expectUpStores(s, 4) },
 		},
 		{name: "pd-scale-in", step: "PD member basic-pd-4 deleted from PD",
-			opts:    scOptions{pd: 5},
-			change:  func(s *sc) { s.patch(map[string]any{"pd": map[string]any{"replicas": 3}}) },
-			reached: func(s *sc) { s.waitSim("a PD member deleted", func(st *api.ClusterState) bool { return len(st.Members) < 5 }) },
-			verify:  func(s *sc) { expectMembers(s, 3) },
+			opts:   scOptions{pd: 5},
+			change: func(s *sc) { s.patch(map[string]any{"pd": map[string]any{"replicas": 3}}) },
+			reached: func(s *sc) {
+				s.waitSim("a PD member deleted", func(st *api.ClusterState) bool { return len(st.Members) < 5 })
+			},
+			verify: func(s *sc) { expectMembers(s, 3) },
 		},
 		{name: "pd-scale-out", step: "PD StatefulSet at 5 replicas",
 			change:  func(s *sc) { s.patch(map[string]any{"pd": map[string]any{"replicas": 5}}) },

@@ -4,9 +4,12 @@ package faults
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -27,9 +30,9 @@ type operatorProcess struct {
 // if still running, and dies with the test binary (Pdeathsig).
 func (s *sc) startOperatorProcess(name string) *operatorProcess {
 	s.t.Helper()
-	bin := filepath.Join(framework.RepoRoot(), "_output", "bin", "tidb-controller-manager")
-	if _, err := os.Stat(bin); err != nil {
-		s.t.Fatalf("%s is missing; run 'make build' first (make faults does): %v", bin, err)
+	bin, err := operatorBinary()
+	if err != nil {
+		s.t.Fatal(err)
 	}
 	kubeconfig := framework.KubeconfigPath()
 	if s.opts.cp != nil {
@@ -55,6 +58,41 @@ func (s *sc) startOperatorProcess(name string) *operatorProcess {
 	s.t.Cleanup(func() { p.kill(s.t) })
 	s.t.Logf("started %s as PID %d (log %s)", name, cmd.Process.Pid, logf.Name())
 	return p
+}
+
+var binaryCheck struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// operatorBinary is _output/bin/tidb-controller-manager once it is known to exist, to run, and to
+// be built from the commit checked out (a binary left from an older commit would test old code and
+// pass or fail for the wrong reason). `make faults` builds it; `go test` alone does not.
+func operatorBinary() (string, error) {
+	binaryCheck.once.Do(func() {
+		bin := filepath.Join(framework.RepoRoot(), "_output", "bin", "tidb-controller-manager")
+		binaryCheck.path = bin
+		if _, err := os.Stat(bin); err != nil {
+			binaryCheck.err = fmt.Errorf("the sigkill scenarios run the real binary %s, which is missing: run 'make build' "+
+				"first, or run the suite with 'make faults', which builds it (%w)", bin, err)
+			return
+		}
+		out, err := exec.Command(bin, "--version").CombinedOutput()
+		if err != nil {
+			binaryCheck.err = fmt.Errorf("%s --version: %w: %s", bin, err, out)
+			return
+		}
+		head, err := exec.Command("git", "-C", framework.RepoRoot(), "rev-parse", "HEAD").Output()
+		if err != nil {
+			return // not a git checkout: nothing to compare with
+		}
+		if want := strings.TrimSpace(string(head)); !strings.Contains(string(out), "commit "+want) {
+			binaryCheck.err = fmt.Errorf("%s was built from another commit (%s), the tree is at %s: run 'make build' "+
+				"(make faults does)", bin, strings.TrimSpace(string(out)), want)
+		}
+	})
+	return binaryCheck.path, binaryCheck.err
 }
 
 // kill sends SIGKILL to this process by its PID and waits for it to end.

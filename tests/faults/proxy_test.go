@@ -40,7 +40,7 @@ type route struct {
 	requests      atomic.Int64
 	failed        atomic.Int64 // transport errors and 5xx answers
 	memberDeletes atomic.Int64 // DELETE /pd/api/v1/members/...
-	stale    atomic.Bool
+	stale         atomic.Bool
 
 	mu    sync.Mutex
 	cache map[string]cached // last 200 answer of each GET URL
