@@ -56,6 +56,11 @@ type Case struct {
 	// Also, when set, must appear in the same message too (for a Field as
 	// broad as "spec").
 	Also string `json:"also,omitempty"`
+	// Built is the field of an object the operator builds from Field, such
+	// as spec.template.spec.tolerations[*].operator of a StatefulSet, which
+	// the operator's precheck names instead of Field ("[*]" matches any
+	// index). A message naming either counts.
+	Built string `json:"built,omitempty"`
 	// Expect is the declared outcome (Either when empty).
 	Expect Outcome `json:"expect,omitempty"`
 	// Report is the text a condition must contain for Expect Reported.
@@ -166,6 +171,16 @@ func Names(msg, field string) bool {
 		}
 	}
 	return false
+}
+
+// NamesBuilt reports whether msg names built, a field path in which "[*]"
+// stands for any index.
+func NamesBuilt(msg, built string) bool {
+	if built == "" {
+		return false
+	}
+	pattern := strings.ReplaceAll(regexp.QuoteMeta(built), `\[\*\]`, `\[[0-9]+\]`)
+	return regexp.MustCompile(pattern).MatchString(msg)
 }
 
 // containsPath reports whether msg contains path as a whole field path
