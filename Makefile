@@ -44,6 +44,21 @@ faults: build
 	@FAULTS=$${FAULTS:-all} TEST_PKGS=./tests/faults GO_TEST_FLAGS="-timeout 45m $${GO_TEST_FLAGS:-}" hack/test-integration.sh; \
 	status=$$?; cat $(OUTPUT)/faults/figures.md 2>/dev/null || echo "no figures written"; exit $$status
 
+## fuzz: each Go fuzz target for FUZZTIME (default 2m): decoding, defaulting, validation, the pd/tikv/
+## tidb/discovery builders and render, seeded from examples/ and the tests/badinput corpus. Their seeds
+## alone run in test-unit (plain go test runs every f.Add input).
+FUZZTIME ?= 2m
+FUZZ_TARGETS ?= ./pkg/apis/pingcap/v1alpha1:FuzzDecode ./pkg/apis/pingcap/v1alpha1/defaulting:FuzzDefaulting \
+	./pkg/apis/pingcap/v1alpha1/validation:FuzzValidate ./pkg/manager/pd:FuzzBuild ./pkg/manager/tikv:FuzzBuild \
+	./pkg/manager/tidb:FuzzBuild ./pkg/manager/discovery:FuzzBuild ./cmd/controller-manager/app:FuzzRender
+.PHONY: fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "go test -fuzz $$name -fuzztime $(FUZZTIME) $$pkg"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
 ## verify: formatting, vet, lint, generated code and CRDs up to date
 verify:
 	hack/verify.sh

@@ -372,10 +372,20 @@ func report(t *testing.T, results []*result, took time.Duration) {
 	t.Logf("%d cases in %s: %d rejected by the API server, %d reported invalid by the operator, %d built and reported, %d valid, %d failing",
 		len(results), took.Round(time.Second), tally[corpus.Rejected], tally[corpus.Invalid], tally[corpus.Reported], tally[corpus.Valid], len(failing))
 	for _, r := range results {
+		t.Logf("%-40s %-8s create %4dms  %s", r.c.Name, outcomeOf(r), r.createMS, r.problem)
+	}
+	for _, r := range results {
 		t.Run(r.c.Name, func(t *testing.T) {
 			if r.problem != "" {
 				t.Errorf("%s (%s, breaks %s): %s", r.c.Why, corpus.KindOf(r.c), r.c.Field, r.problem)
 			}
 		})
 	}
+}
+
+func outcomeOf(r *result) string {
+	if r.problem != "" {
+		return "FAILING"
+	}
+	return string(r.outcome)
 }

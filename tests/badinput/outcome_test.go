@@ -4,6 +4,7 @@ package badinput
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -110,8 +111,9 @@ func (r *result) observeCluster(obj *unstructured.Unstructured, warning *corev1.
 			r.done, r.problem = true, fmt.Sprintf("reported invalid instead of built: %v", degraded["message"])
 			return
 		}
+		report := regexp.MustCompile(r.c.Report)
 		for _, c := range conditions(obj) {
-			if msg, _ := c["message"].(string); strings.Contains(msg, r.c.Report) {
+			if msg, _ := c["message"].(string); report.MatchString(msg) {
 				r.done, r.outcome = true, corpus.Reported
 				return
 			}

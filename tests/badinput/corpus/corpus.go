@@ -63,7 +63,8 @@ type Case struct {
 	Built string `json:"built,omitempty"`
 	// Expect is the declared outcome (Either when empty).
 	Expect Outcome `json:"expect,omitempty"`
-	// Report is the text a condition must contain for Expect Reported.
+	// Report is a regular expression a condition message must match for
+	// Expect Reported.
 	Report string `json:"report,omitempty"`
 	// Why says what the case breaks, for the report of a failure.
 	Why string `json:"why"`
