@@ -255,6 +255,9 @@ func (s *sc) waitSim(desc string, cond func(*api.ClusterState) bool) {
 	framework.WaitFor(s.t, s.env.Ctx, stepTimeout, desc, func(ctx context.Context) (bool, error) {
 		st, err := s.sim.Cluster(ctx, s.env.Namespace, "basic")
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil // the deadline cut this read short: keep the last real observation
+			}
 			framework.Observef(ctx, "simulator: %v", err)
 			return false, nil
 		}
@@ -269,6 +272,9 @@ func (s *sc) waitTC(desc string, cond func(*v1alpha1.TidbCluster) bool) {
 	framework.WaitFor(s.t, s.env.Ctx, stepTimeout, desc, func(ctx context.Context) (bool, error) {
 		tc, err := s.tc(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil // the deadline cut this read short: keep the last real observation
+			}
 			framework.Observef(ctx, "get: %v", err)
 			return false, nil
 		}
@@ -283,6 +289,9 @@ func (s *sc) waitSTS(component, desc string, cond func(*appsv1.StatefulSet) bool
 	framework.WaitFor(s.t, s.env.Ctx, stepTimeout, desc, func(ctx context.Context) (bool, error) {
 		sts, err := s.env.Kube.AppsV1().StatefulSets(s.env.Namespace).Get(ctx, "basic-"+component, metav1.GetOptions{})
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil // the deadline cut this read short: keep the last real observation
+			}
 			framework.Observef(ctx, "get: %v", err)
 			return false, nil
 		}
