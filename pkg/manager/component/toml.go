@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -22,8 +24,9 @@ func RenderConfig(cfg *v1alpha1.Config, forced map[string]any) (string, error) {
 			tree[k] = normalize(v)
 		}
 	}
-	for key, v := range forced {
-		if err := setDotted(tree, key, v); err != nil {
+	// In key order, so that a conflict is reported the same way every time.
+	for _, key := range slices.Sorted(maps.Keys(forced)) {
+		if err := setDotted(tree, key, forced[key]); err != nil {
 			return "", err
 		}
 	}
