@@ -31,6 +31,8 @@ type component struct {
 	path            *field.Path
 	spec            *v1alpha1.ComponentSpec
 	requests        corev1.ResourceList
+	limits          corev1.ResourceList
+	config          *v1alpha1.Config
 	hasReplicas     bool
 	replicas        int32
 	baseImage       string
@@ -44,7 +46,7 @@ func componentsOf(s *v1alpha1.TidbClusterSpec, spec *field.Path) []component {
 	var out []component
 	if pd := s.PD; pd != nil {
 		out = append(out, component{name: "pd", title: "PD", path: spec.Child("pd"), spec: &pd.ComponentSpec,
-			requests: pd.Requests, hasReplicas: true, replicas: pd.Replicas, baseImage: pd.BaseImage,
+			requests: pd.Requests, limits: pd.Limits, config: pd.Config, hasReplicas: true, replicas: pd.Replicas, baseImage: pd.BaseImage,
 			storageVolumes: pd.StorageVolumes, needsDataVolume: true})
 	}
 	for i, ms := range s.PDMS {
@@ -56,36 +58,36 @@ func componentsOf(s *v1alpha1.TidbClusterSpec, spec *field.Path) []component {
 			base = *ms.BaseImage
 		}
 		out = append(out, component{name: "pdms", title: "PD micro-service " + ms.Name, path: spec.Child("pdms").Index(i),
-			spec: &ms.ComponentSpec, requests: ms.Requests, hasReplicas: true, replicas: ms.Replicas, baseImage: base,
+			spec: &ms.ComponentSpec, requests: ms.Requests, limits: ms.Limits, config: ms.Config, hasReplicas: true, replicas: ms.Replicas, baseImage: base,
 			storageVolumes: ms.StorageVolumes})
 	}
 	if kv := s.TiKV; kv != nil {
 		out = append(out, component{name: "tikv", title: "TiKV", path: spec.Child("tikv"), spec: &kv.ComponentSpec,
-			requests: kv.Requests, hasReplicas: true, replicas: kv.Replicas, baseImage: kv.BaseImage,
+			requests: kv.Requests, limits: kv.Limits, config: kv.Config, hasReplicas: true, replicas: kv.Replicas, baseImage: kv.BaseImage,
 			storageVolumes: kv.StorageVolumes, needsDataVolume: true})
 	}
 	if db := s.TiDB; db != nil {
 		out = append(out, component{name: "tidb", title: "TiDB", path: spec.Child("tidb"), spec: &db.ComponentSpec,
-			requests: db.Requests, hasReplicas: true, replicas: db.Replicas, baseImage: db.BaseImage, storageVolumes: db.StorageVolumes})
+			requests: db.Requests, limits: db.Limits, config: db.Config, hasReplicas: true, replicas: db.Replicas, baseImage: db.BaseImage, storageVolumes: db.StorageVolumes})
 	}
 	if tf := s.TiFlash; tf != nil {
 		out = append(out, component{name: "tiflash", title: "TiFlash", path: spec.Child("tiflash"), spec: &tf.ComponentSpec,
-			requests: tf.Requests, hasReplicas: true, replicas: tf.Replicas, baseImage: tf.BaseImage})
+			requests: tf.Requests, limits: tf.Limits, config: tf.Config, hasReplicas: true, replicas: tf.Replicas, baseImage: tf.BaseImage})
 	}
 	if cdc := s.TiCDC; cdc != nil {
 		out = append(out, component{name: "ticdc", title: "TiCDC", path: spec.Child("ticdc"), spec: &cdc.ComponentSpec,
-			requests: cdc.Requests, hasReplicas: true, replicas: cdc.Replicas, baseImage: cdc.BaseImage, storageVolumes: cdc.StorageVolumes})
+			requests: cdc.Requests, limits: cdc.Limits, config: cdc.Config, hasReplicas: true, replicas: cdc.Replicas, baseImage: cdc.BaseImage, storageVolumes: cdc.StorageVolumes})
 	}
 	if p := s.Pump; p != nil {
 		out = append(out, component{name: "pump", title: "Pump", path: spec.Child("pump"), spec: &p.ComponentSpec,
-			requests: p.Requests, hasReplicas: true, replicas: p.Replicas, baseImage: p.BaseImage, needsDataVolume: true})
+			requests: p.Requests, limits: p.Limits, config: p.Config, hasReplicas: true, replicas: p.Replicas, baseImage: p.BaseImage, needsDataVolume: true})
 	}
 	if p := s.TiProxy; p != nil {
 		out = append(out, component{name: "tiproxy", title: "TiProxy", path: spec.Child("tiproxy"), spec: &p.ComponentSpec,
-			requests: p.Requests, hasReplicas: true, replicas: p.Replicas, baseImage: p.BaseImage, storageVolumes: p.StorageVolumes})
+			requests: p.Requests, limits: p.Limits, config: p.Config, hasReplicas: true, replicas: p.Replicas, baseImage: p.BaseImage, storageVolumes: p.StorageVolumes})
 	}
 	return append(out, component{name: "discovery", title: "Discovery", path: spec.Child("discovery"),
-		spec: &s.Discovery.ComponentSpec, requests: s.Discovery.Requests})
+		spec: &s.Discovery.ComponentSpec, requests: s.Discovery.Requests, limits: s.Discovery.Limits})
 }
 
 // validateComponent runs the checks every component shares: replicas not
@@ -104,8 +106,11 @@ func validateComponent(c component) field.ErrorList {
 	errs = append(errs, validateImageString(c.spec.Image, c.path.Child("image"))...)
 	errs = append(errs, validateImageString(c.baseImage, c.path.Child("baseImage"))...)
 	if c.spec.Version != nil {
-		errs = append(errs, validateImageString(*c.spec.Version, c.path.Child("version"))...)
+		errs = append(errs, validateVersion(*c.spec.Version, c.path.Child("version"))...)
 	}
+	errs = append(errs, validateResourceSizes(c.requests, c.path.Child("requests"))...)
+	errs = append(errs, validateResourceSizes(c.limits, c.path.Child("limits"))...)
+	errs = append(errs, validateConfigTables(c.name, c.config, c.path.Child("config"))...)
 	return errs
 }
 
@@ -245,7 +250,28 @@ func validateImageString(s string, path *field.Path) field.ErrorList {
 	if strings.ContainsFunc(s, unicode.IsSpace) {
 		return field.ErrorList{field.Invalid(path, s, "must not contain whitespace")}
 	}
+	if s != "" && (len(s) > maxImageLength || !imageReference.MatchString(s)) {
+		return field.ErrorList{field.Invalid(path, shorten(s), "must be an image reference such as pingcap/tikv, "+
+			"registry.example:5000/pingcap/tikv:v8.5.0 or pingcap/tikv@sha256:<digest>")}
+	}
 	return nil
+}
+
+// validateVersion requires an image tag (what is appended to baseImage
+// after a colon), such as v8.5.0 or nightly.
+func validateVersion(s string, path *field.Path) field.ErrorList {
+	if s != "" && !imageTag.MatchString(s) {
+		return field.ErrorList{field.Invalid(path, shorten(s), "must be an image tag such as v8.5.0: "+
+			"letters, digits, '_', '.' and '-', at most 128, not starting with '.' or '-'")}
+	}
+	return nil
+}
+
+func shorten(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
 
 // validateDuration requires a non-negative Go duration such as 1500m.

@@ -64,7 +64,7 @@ func ValidateTidbCluster(tc *v1alpha1.TidbCluster) field.ErrorList {
 	if tc.Spec.Helper != nil && tc.Spec.Helper.Image != nil {
 		errs = append(errs, validateImageString(*tc.Spec.Helper.Image, specPath.Child("helper", "image"))...)
 	}
-	errs = append(errs, validateImageString(tc.Spec.Version, specPath.Child("version"))...)
+	errs = append(errs, validateVersion(tc.Spec.Version, specPath.Child("version"))...)
 	for _, c := range componentsOf(&tc.Spec, specPath) {
 		errs = append(errs, validateComponent(c)...)
 	}
