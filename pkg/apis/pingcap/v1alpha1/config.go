@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -68,6 +70,9 @@ func parseConfig(data []byte) (map[string]any, error) {
 		if err := toml.Unmarshal([]byte(doc), &items); err != nil {
 			return nil, fmt.Errorf("the string is not valid TOML: %w", err)
 		}
+		if key := nonFinite(items); key != "" {
+			return nil, fmt.Errorf("%s: nan and inf cannot be stored (the object is JSON)", key)
+		}
 		return items, nil
 	case len(data) > 0 && data[0] == '{':
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -80,6 +85,39 @@ func parseConfig(data []byte) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("must be an object or a TOML string, got %.20q", string(data))
 	}
+}
+
+// nonFinite returns the dotted key of the first NaN or infinite number in
+// items (TOML has them, JSON does not), or "".
+func nonFinite(items map[string]any) string {
+	for _, k := range sortedKeys(items) {
+		switch v := items[k].(type) {
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return k
+			}
+		case map[string]any:
+			if sub := nonFinite(v); sub != "" {
+				return k + "." + sub
+			}
+		case []any:
+			for i, x := range v {
+				if sub := nonFinite(map[string]any{fmt.Sprint(i): x}); sub != "" {
+					return k + "[" + sub + "]"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // IsInvalid reports whether the configuration as received could not be read.

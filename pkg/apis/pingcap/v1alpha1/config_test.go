@@ -43,6 +43,8 @@ func TestConfigUnmarshalJSON(t *testing.T) {
 		{name: "number", in: `42`, wantErr: "must be an object or a TOML string"},
 		{name: "array", in: `[{"a": 1}]`, wantErr: "must be an object or a TOML string"},
 		{name: "bool", in: `true`, wantErr: "must be an object or a TOML string"},
+		{name: "TOML nan", in: `"[a]\nb = nan"`, wantErr: "a.b: nan and inf cannot be stored"},
+		{name: "TOML inf in a list", in: `"l = [1.0, inf]"`, wantErr: "l[1]: nan and inf"},
 		{name: "truncated object", in: `{"a": `, wantErr: "unexpected EOF"},
 	}
 	for _, c := range cases {
