@@ -2,6 +2,7 @@ package precheck
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -177,6 +178,9 @@ func checkPodSecurityContext(sc *corev1.PodSecurityContext, p *field.Path) field
 		sp := p.Child("sysctls").Index(i)
 		if s.Name == "" {
 			errs = append(errs, field.Required(sp.Child("name"), ""))
+		} else if len(s.Name) > 253 || !sysctlName.MatchString(s.Name) {
+			errs = append(errs, field.Invalid(sp.Child("name"), s.Name,
+				"must be a sysctl name: segments of lower-case letters, digits, '-' and '_' joined by '.' or '/'"))
 		} else if seen[s.Name] {
 			errs = append(errs, field.Duplicate(sp.Child("name"), s.Name))
 		}
@@ -184,6 +188,10 @@ func checkPodSecurityContext(sc *corev1.PodSecurityContext, p *field.Path) field
 	}
 	return errs
 }
+
+// sysctlName is the API server's sysctl name grammar (net.core.somaxconn,
+// kernel/shm_rmid_forced).
+var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
 
 func userID(p *field.Path, id *int64) field.ErrorList {
 	if id == nil {

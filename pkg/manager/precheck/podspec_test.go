@@ -97,6 +97,8 @@ func TestAffinityAndSpreadRules(t *testing.T) {
 func TestPodLevelRules(t *testing.T) {
 	t.Parallel()
 	runRuleCases(t, []ruleCase{
+		{"sysctl name", pod(func(p *corev1.PodSpec) { p.SecurityContext.Sysctls[0].Name = "bad name" }),
+			[]string{podP + ".securityContext.sysctls[0].name: Invalid value"}},
 		{"scheduler name", pod(func(p *corev1.PodSpec) { p.SchedulerName = "TiDB Scheduler" }),
 			[]string{podP + ".schedulerName: Invalid value"}},
 		{"priority class name", pod(func(p *corev1.PodSpec) { p.PriorityClassName = "high_priority" }),
