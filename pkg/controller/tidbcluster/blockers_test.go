@@ -2,11 +2,14 @@ package tidbcluster
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -63,5 +66,37 @@ func TestObjectsAreCheckedBeforeAnyWrite(t *testing.T) {
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterDegraded); c == nil ||
 		c.Reason != ReasonInvalidSpec || !strings.Contains(c.Message, "StatefulSet[basic-tikv].spec") {
 		t.Fatalf("Degraded = %+v", c)
+	}
+}
+
+// refusingComponent's write is refused by the API server as invalid.
+type refusingComponent struct{ stubComponent }
+
+func (c *refusingComponent) Sync(context.Context, *v1alpha1.TidbCluster) error {
+	c.runs++
+	return fmt.Errorf("create Deployment ns/basic-discovery: %w", apierrors.NewInvalid(
+		schema.GroupKind{Group: "apps", Kind: "Deployment"}, "basic-discovery", field.ErrorList{field.Invalid(field.NewPath("spec"), "x", "bad")}))
+}
+
+// TestRefusedWriteIsAnInvalidSpec: a 422 the checks did not foresee ends
+// the sync as an invalid spec (event, Degraded, not retried), never as an
+// error retried for ever.
+func TestRefusedWriteIsAnInvalidSpec(t *testing.T) {
+	t.Parallel()
+	deps := controller.NewFakeDependencies()
+	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), newTC(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	control := NewDefaultControl([]Component{&refusingComponent{stubComponent{name: "discovery"}}},
+		NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
+	got, err := syncOnce(t, deps, control, "basic")
+	if !controller.IsIgnore(err) {
+		t.Fatalf("want an IgnoreError, got %v", err)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterDegraded); c == nil || c.Reason != ReasonInvalidSpec {
+		t.Fatalf("Degraded = %+v", c)
+	}
+	if ev := <-deps.FakeRecorder.Events; !strings.HasPrefix(ev, "Warning FailedValidation") {
+		t.Fatalf("event %q", ev)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -85,6 +86,9 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	if syncErr == nil {
 		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
 		syncErr = c.runComponents(ctx, tc)
+		if apierrors.IsInvalid(syncErr) {
+			syncErr = c.refused(tc, original, syncErr)
+		}
 	}
 	c.setConditions(tc, syncErr, blockers.List())
 	tc.Status.ObservedGeneration = tc.Generation
@@ -133,6 +137,18 @@ func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.T
 	if prev == nil || prev.Reason != ReasonInvalidSpec || prev.Message != err.Error() ||
 		prev.ObservedGeneration != tc.Generation {
 		c.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedValidation, "invalid spec: %v", err)
+	}
+	return controller.Ignore(&invalidSpecError{err: err})
+}
+
+// refused turns a write the API server refused as invalid (HTTP 422),
+// which the checks before the first write did not foresee, into an invalid
+// spec: retrying cannot make the API server accept the same object, so the
+// sync stops with a Warning event and Degraded=True until the spec changes.
+func (c *defaultControl) refused(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus, err error) error {
+	prev := meta.FindStatusCondition(original.Conditions, v1alpha1.TidbClusterDegraded)
+	if prev == nil || prev.Reason != ReasonInvalidSpec || prev.Message != err.Error() || prev.ObservedGeneration != tc.Generation {
+		c.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedValidation, "the API server refused an object built from the spec: %v", err)
 	}
 	return controller.Ignore(&invalidSpecError{err: err})
 }

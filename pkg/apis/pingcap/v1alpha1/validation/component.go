@@ -127,7 +127,37 @@ func validateComponentSpecifics(s *v1alpha1.TidbClusterSpec, spec *field.Path) f
 	if db := s.TiDB; db != nil && db.Service != nil {
 		errs = append(errs, validateTiDBService(db.Service, spec.Child("tidb", "service"))...)
 	}
+	if db := s.TiDB; db != nil {
+		errs = append(errs, validateLogVolume(db.SlowLogVolumeName, db.StorageVolumes, &db.ComponentSpec, spec.Child("tidb", "slowLogVolumeName"))...)
+	}
+	// TiKV reads its log volumes only for logs it writes separately.
+	if kv := s.TiKV; kv != nil && kv.SeparateRocksDBLog != nil && *kv.SeparateRocksDBLog {
+		errs = append(errs, validateLogVolume(kv.RocksDBLogVolumeName, kv.StorageVolumes, &kv.ComponentSpec, spec.Child("tikv", "rocksDBLogVolumeName"))...)
+	}
+	if kv := s.TiKV; kv != nil && kv.SeparateRaftLog != nil && *kv.SeparateRaftLog {
+		errs = append(errs, validateLogVolume(kv.RaftLogVolumeName, kv.StorageVolumes, &kv.ComponentSpec, spec.Child("tikv", "raftLogVolumeName"))...)
+	}
 	return errs
+}
+
+// validateLogVolume requires a log volume name to name one of the
+// component's storageVolumes or additionalVolumeMounts, where the log
+// tailer reads the log from.
+func validateLogVolume(name string, vols []v1alpha1.StorageVolume, cs *v1alpha1.ComponentSpec, path *field.Path) field.ErrorList {
+	if name == "" {
+		return nil
+	}
+	for _, v := range vols {
+		if v.Name == name {
+			return nil
+		}
+	}
+	for _, m := range cs.AdditionalVolumeMounts {
+		if m.Name == name {
+			return nil
+		}
+	}
+	return field.ErrorList{field.NotFound(path, name)}
 }
 
 // validateStorageRequest requires requests.storage to be present and positive.

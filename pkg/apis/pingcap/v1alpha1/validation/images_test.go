@@ -31,6 +31,11 @@ func TestImagesVersionsResourcesAndConfigTables(t *testing.T) {
 		{"scalar log section", "spec.tidb.config.log", func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.TiDB.Config = v1alpha1.NewConfig(map[string]any{"log": "verbose"})
 		}},
+		{"ghost slow log volume", "spec.tidb.slowLogVolumeName", func(tc *v1alpha1.TidbCluster) { tc.Spec.TiDB.SlowLogVolumeName = "ghost" }},
+		{"ghost RocksDB log volume", "spec.tikv.rocksDBLogVolumeName", func(tc *v1alpha1.TidbCluster) {
+			on := true
+			tc.Spec.TiKV.SeparateRocksDBLog, tc.Spec.TiKV.RocksDBLogVolumeName = &on, "ghost"
+		}},
 		{"good references", "", func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.PD.BaseImage = "registry.example:5000/pingcap/pd"
 			tc.Spec.TiKV.BaseImage = "pingcap/tikv@sha256:" + strings.Repeat("ab", 32)
