@@ -29,8 +29,6 @@ type result struct {
 	seen     string // the last thing observed, for a case never resolved
 }
 
-func (r *result) accepted() bool { return r.rejected == "" && r.uid != "" }
-
 // names reports whether msg names r's field (and r.c.Also when set).
 func (r *result) names(msg string) bool {
 	named := corpus.Names(msg, r.c.Field) || corpus.NamesBuilt(msg, r.c.Built)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -25,8 +24,20 @@ func nameIsSubdomain(name string) []string { return utilvalidation.IsDNS1123Subd
 
 func nameIsDNS1035Label(name string) []string { return utilvalidation.IsDNS1035Label(name) }
 
-// nameIsPathSegment is the RBAC rule: anything but "/", "%", "." and "..".
-func nameIsPathSegment(name string) []string { return path.ValidatePathSegmentName(name, false) }
+// nameIsPathSegment is the RBAC rule: anything but "." and "..", and no
+// "/" or "%" (the name is a segment of the object's URL path).
+func nameIsPathSegment(name string) []string {
+	var msgs []string
+	if name == "." || name == ".." {
+		msgs = append(msgs, fmt.Sprintf("may not be '%s'", name))
+	}
+	for _, bad := range []string{"/", "%"} {
+		if strings.Contains(name, bad) {
+			msgs = append(msgs, fmt.Sprintf("may not contain '%s'", bad))
+		}
+	}
+	return msgs
+}
 
 // nameIsStatefulSet requires a DNS-1123 label (pods take "<name>-<ordinal>"
 // as hostname, which must be a label) of at most 52 characters.
