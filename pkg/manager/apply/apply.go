@@ -39,6 +39,9 @@ type ops[T object] struct {
 	kind string
 	// get reads the live object from a cache; NotFound when absent.
 	get func(namespace, name string) (T, error)
+	// fetch reads the live object from the API, for an object the cache
+	// does not hold although it exists (see apply).
+	fetch func(ctx context.Context, namespace, name string) (T, error)
 	// create and update write through the API.
 	create func(ctx context.Context, obj T) (T, error)
 	update func(ctx context.Context, obj T) (T, error)
@@ -85,12 +88,18 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alp
 	annotate(desired, AnnAppliedHash, hash)
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
 	if apierrors.IsNotFound(err) {
-		created, err := o.create(ctx, desired)
-		recordEvent(ctx, rec, owner, "Create", o.kind, desired.GetName(), err)
-		if err != nil {
-			return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
+		created, createErr := o.create(ctx, desired)
+		if !apierrors.IsAlreadyExists(createErr) || o.fetch == nil {
+			recordEvent(ctx, rec, owner, "Create", o.kind, desired.GetName(), createErr)
+			if createErr != nil {
+				return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), createErr)
+			}
+			return created, nil
 		}
-		return created, nil
+		// It exists, but the cache, which holds only objects labelled
+		// managed-by=tidb-operator, does not: someone changed that label.
+		// Read it from the API and put the labels back (below).
+		live, err = o.fetch(ctx, desired.GetNamespace(), desired.GetName())
 	}
 	if err != nil {
 		return zero, fmt.Errorf("get %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)

@@ -58,6 +58,9 @@ func (a *Applier) Service(ctx context.Context, owner *v1alpha1.TidbCluster, desi
 		create: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
+		fetch: func(ctx context.Context, _, name string) (*corev1.Service, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
+		},
 		update: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
 		},
@@ -108,6 +111,9 @@ func (a *Applier) ConfigMap(ctx context.Context, owner *v1alpha1.TidbCluster, de
 		create: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
+		fetch: func(ctx context.Context, _, name string) (*corev1.ConfigMap, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
+		},
 		update: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
 		},
@@ -134,6 +140,9 @@ func (a *Applier) StatefulSet(ctx context.Context, owner *v1alpha1.TidbCluster, 
 		},
 		create: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		fetch: func(ctx context.Context, _, name string) (*appsv1.StatefulSet, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
 		},
 		update: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
@@ -175,6 +184,9 @@ func (a *Applier) Deployment(ctx context.Context, owner *v1alpha1.TidbCluster, d
 		create: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
+		fetch: func(ctx context.Context, _, name string) (*appsv1.Deployment, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
+		},
 		update: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
 		},
@@ -207,6 +219,9 @@ func (a *Applier) ServiceAccount(ctx context.Context, owner *v1alpha1.TidbCluste
 		create: func(ctx context.Context, o *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
+		fetch: func(ctx context.Context, _, name string) (*corev1.ServiceAccount, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
+		},
 		update: func(ctx context.Context, o *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
 		},
@@ -223,6 +238,9 @@ func (a *Applier) Role(ctx context.Context, owner *v1alpha1.TidbCluster, desired
 		get:  func(ns, name string) (*rbacv1.Role, error) { return a.RoleLister.Roles(ns).Get(name) },
 		create: func(ctx context.Context, o *rbacv1.Role) (*rbacv1.Role, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		fetch: func(ctx context.Context, _, name string) (*rbacv1.Role, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
 		},
 		update: func(ctx context.Context, o *rbacv1.Role) (*rbacv1.Role, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
@@ -247,6 +265,9 @@ func (a *Applier) RoleBinding(ctx context.Context, owner *v1alpha1.TidbCluster, 
 		},
 		create: func(ctx context.Context, o *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
+		},
+		fetch: func(ctx context.Context, _, name string) (*rbacv1.RoleBinding, error) {
+			return c.Get(ctx, name, metav1.GetOptions{})
 		},
 		update: func(ctx context.Context, o *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})

@@ -50,3 +50,35 @@ func TestOwnedLabelsEditedByHandArePutBack(t *testing.T) {
 		t.Fatalf("labels after apply: %v; want the owned one put back and the foreign one kept", got.Labels)
 	}
 }
+
+// TestObjectDroppedFromTheCacheIsPutBack: a StatefulSet whose managed-by
+// label was changed by hand leaves the label-filtered cache; the create
+// that follows finds it exists, and the apply reads it from the API and
+// puts the label back instead of failing every sync.
+func TestObjectDroppedFromTheCacheIsPutBack(t *testing.T) {
+	t.Parallel()
+	deps := controller.NewFakeDependencies()
+	a := NewApplier(deps.Dependencies)
+	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
+	desired := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns",
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "tidb-operator"}}}
+	}
+	created, err := a.ConfigMap(context.Background(), owner, desired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	relabelled := created.DeepCopy()
+	relabelled.Labels["app.kubernetes.io/managed-by"] = "someone-else"
+	if _, err := deps.FakeKube.CoreV1().ConfigMaps("ns").Update(context.Background(), relabelled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The cache never held it (as after the relabelling dropped it).
+	got, err := a.ConfigMap(context.Background(), owner, desired())
+	if err != nil {
+		t.Fatalf("apply of an object missing from the cache: %v", err)
+	}
+	if got.Labels["app.kubernetes.io/managed-by"] != "tidb-operator" {
+		t.Fatalf("labels %v, want managed-by put back", got.Labels)
+	}
+}
