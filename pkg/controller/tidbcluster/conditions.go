@@ -81,9 +81,12 @@ func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, built map[string]bool) (stri
 			continue
 		}
 		// Scale: replicas differ from the desired ones (a scale-in waiting
-		// for its store to leave, say), which is not a settled cluster.
+		// for its store to leave, say); Upgrade: a rollout is due or running
+		// (also before the StatefulSet shows a new revision). Neither is a
+		// settled cluster.
 		sts := c.status.StatefulSet
-		if sts == nil || sts.CurrentRevision != sts.UpdateRevision || c.status.Phase == v1alpha1.ScalePhase {
+		if sts == nil || sts.CurrentRevision != sts.UpdateRevision ||
+			c.status.Phase == v1alpha1.ScalePhase || c.status.Phase == v1alpha1.UpgradePhase {
 			return c.name, false
 		}
 	}

@@ -38,6 +38,12 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 	}
 	templateChanged := live.Annotations[AnnTemplateHash] != st.desired.Annotations[AnnTemplateHash]
 	observed := m.observePlan(tc, live, pods, templateChanged)
+	// observe computed the phase from the StatefulSet as it was before this
+	// sync applies a new template: a rollout about to start is an Upgrade
+	// already, or the status would call the new generation rolled out.
+	if status := m.comp.Status(tc); observed.Rolling && status.Phase == v1alpha1.NormalPhase {
+		status.Phase = v1alpha1.UpgradePhase
+	}
 	action := planner.Plan(observed)
 	logger := klog.FromContext(ctx)
 	if action.Kind != planner.Nothing {

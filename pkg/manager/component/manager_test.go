@@ -221,6 +221,9 @@ func TestConfigChangeRollingUpdateNewConfigMapNoPodRolled(t *testing.T) {
 	if p := sts.Spec.UpdateStrategy.RollingUpdate.Partition; p == nil || *p != 3 {
 		t.Errorf("partition %v: applying a template must not restart pods by itself", p)
 	}
+	if tc.Status.PD.Phase != v1alpha1.UpgradePhase {
+		t.Errorf("phase %s: the sync that applies a new template starts a rollout (Upgrade)", tc.Status.PD.Phase)
+	}
 }
 
 func TestReformattedConfigKeepsConfigMapName(t *testing.T) {
