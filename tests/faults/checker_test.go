@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -109,7 +110,7 @@ func (c *checker) start(ctx context.Context) error {
 		DeleteFunc: func(obj any) { c.onPVC(obj, true) },
 	})
 	if err1 != nil || err2 != nil || err3 != nil {
-		return fmt.Errorf("add handlers: %v %v %v", err1, err2, err3)
+		return fmt.Errorf("add handlers: %w", errors.Join(err1, err2, err3))
 	}
 	f.Start(ctx.Done())
 	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {

@@ -360,8 +360,6 @@ func (s *sc) setTimings(u api.TimingsUpdate) {
 
 func dur(d time.Duration) *api.Duration { v := api.Duration(d); return &v }
 
-func strptr(v string) *string { return &v }
-
 // images returns the image of the main container of each pod of a component.
 func (s *sc) images(component string) map[string]string {
 	s.t.Helper()

@@ -92,14 +92,14 @@ func allScenarios() []scenario {
 func selectScenarios(all []scenario) (picked []scenario, desc string) {
 	sel := os.Getenv("FAULTS")
 	for _, s := range all {
-		switch {
-		case sel == "":
+		switch sel {
+		case "":
 			if s.representative {
 				picked = append(picked, s)
 			}
-		case sel == "all":
+		case "all":
 			picked = append(picked, s)
-		case sel == "bugs":
+		case "bugs":
 			if s.bug != "" {
 				picked = append(picked, s)
 			}
