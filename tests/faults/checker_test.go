@@ -49,7 +49,7 @@ const (
 	// (Ready at its generation, TiKV phase Normal).
 	invNoEvictLeader invariant = "no-evict-leader-after-rollout"
 	// invReadyRolledOut: a TidbCluster that reports Ready=True at its generation with a component
-	// Normal has that component's StatefulSet rolled out (asserted by bug/ready-before-rollout).
+	// Normal has that component's StatefulSet rolled out (asserted by regress/ready-before-rollout).
 	invReadyRolledOut invariant = "ready-means-rolled-out"
 	// invConverged: Ready=True at the current generation, StatefulSets at the spec (checked at the end).
 	invConverged invariant = "converged"
@@ -392,7 +392,7 @@ func (c *checker) pollLoop(ctx context.Context) {
 // computed from the StatefulSet as it was before the apply — and the next sync adds the first store's
 // scheduler before its status write replaces that one (kill/tikv-config-rollout, pd-slow/tikv-upgrade).
 // That scheduler is the rollout starting, not one left behind; the premature Ready is a status bug
-// of its own, asserted by bug/ready-before-rollout (invReadyRolledOut), not by this invariant. A
+// of its own, asserted by regress/ready-before-rollout (invReadyRolledOut), not by this invariant. A
 // scheduler left once every pod runs the update revision is still a violation.
 func (c *checker) pollEvictLeader(ctx context.Context) {
 	get := func() *v1alpha1.TidbCluster {
