@@ -11,7 +11,9 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 )
 
-func TestImagesVersionsResourcesAndConfigTables(t *testing.T) {
+// TestSpecStrings covers the cluster fields, images, versions, resources,
+// config sections and log volumes the spec can get wrong.
+func TestSpecStrings(t *testing.T) {
 	t.Parallel()
 	str := func(s string) *string { return &s }
 	cases := []struct {
@@ -36,7 +38,15 @@ func TestImagesVersionsResourcesAndConfigTables(t *testing.T) {
 			on := true
 			tc.Spec.TiKV.SeparateRocksDBLog, tc.Spec.TiKV.RocksDBLogVolumeName = &on, "ghost"
 		}},
+		{"cluster domain with a space", "spec.clusterDomain", func(tc *v1alpha1.TidbCluster) { tc.Spec.ClusterDomain = "cluster local" }},
+		{"cluster domain upper case", "spec.clusterDomain", func(tc *v1alpha1.TidbCluster) { tc.Spec.ClusterDomain = "Cluster.Local" }},
+		{"timezone with a space", "spec.timezone", func(tc *v1alpha1.TidbCluster) { tc.Spec.Timezone = "Asia/ Shanghai" }},
+		{"absurd volume", "spec.tikv.requests.storage", func(tc *v1alpha1.TidbCluster) {
+			tc.Spec.TiKV.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("999Ei")}
+		}},
 		{"good references", "", func(tc *v1alpha1.TidbCluster) {
+			tc.Spec.ClusterDomain, tc.Spec.Timezone = "cluster.local", "America/Argentina/Buenos_Aires"
+			tc.Spec.TiKV.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Pi")}
 			tc.Spec.PD.BaseImage = "registry.example:5000/pingcap/pd"
 			tc.Spec.TiKV.BaseImage = "pingcap/tikv@sha256:" + strings.Repeat("ab", 32)
 			tc.Spec.TiDB.Version = str("v8.5.0-nightly_1")
