@@ -100,3 +100,33 @@ func TestRefusedWriteIsAnInvalidSpec(t *testing.T) {
 		t.Fatalf("event %q", ev)
 	}
 }
+
+// countingChecker counts how often its objects are built and checked.
+type countingChecker struct {
+	stubComponent
+	checks int
+}
+
+func (c *countingChecker) CheckObjects(*v1alpha1.TidbCluster) field.ErrorList {
+	c.checks++
+	return nil
+}
+
+// TestObjectsAreCheckedOncePerVersion: a resync of an unchanged cluster does
+// not build and check its objects again; a changed one does.
+func TestObjectsAreCheckedOncePerVersion(t *testing.T) {
+	t.Parallel()
+	deps := controller.NewFakeDependencies()
+	comp := &countingChecker{stubComponent: stubComponent{name: "pd"}}
+	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
+	tc := newTC()
+	tc.ResourceVersion = "7"
+	for range 3 {
+		_ = control.UpdateTidbCluster(context.Background(), tc.DeepCopy())
+	}
+	tc.ResourceVersion = "8"
+	_ = control.UpdateTidbCluster(context.Background(), tc.DeepCopy())
+	if comp.checks != 2 || comp.runs != 4 {
+		t.Fatalf("checks %d, runs %d; want 2 checks (one per resourceVersion) over 4 syncs", comp.checks, comp.runs)
+	}
+}

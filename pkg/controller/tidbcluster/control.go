@@ -49,6 +49,7 @@ type ControlInterface interface {
 type defaultControl struct {
 	components []Component
 	built      map[string]bool // names of the components, for what is not acted on yet
+	checked    checkedObjects  // the object versions whose built objects passed the checks
 	status     StatusUpdater
 	recorder   record.EventRecorder
 	metrics    *metrics.Metrics
@@ -122,11 +123,14 @@ type ObjectChecker interface {
 // retrying cannot fix a spec.
 func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus) error {
 	errs := validation.ValidateTidbCluster(tc)
-	if len(errs) == 0 {
+	if len(errs) == 0 && !c.checked.has(tc) {
 		for _, comp := range c.components {
 			if checker, ok := comp.(ObjectChecker); ok {
 				errs = append(errs, checker.CheckObjects(tc)...)
 			}
+		}
+		if len(errs) == 0 {
+			c.checked.add(tc)
 		}
 	}
 	if len(errs) == 0 {

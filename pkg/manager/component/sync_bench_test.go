@@ -200,6 +200,9 @@ func BenchmarkConvergedClusterSync(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			f := newClusterFixture()
 			stored := f.converge(b, newBenchTC(s.pd, s.tikv, s.tidb))
+			if stored.ResourceVersion == "" {
+				stored.ResourceVersion = "1" // as the API server sets it; the fake tracker does not
+			}
 			pdClient := f.pd.ClusterClient("ns", "db")
 			ctx := context.Background()
 			b.ReportAllocs()
