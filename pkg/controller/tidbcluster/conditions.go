@@ -18,6 +18,7 @@ const (
 	ReasonTiKVStoreNotUp         = "TiKVStoreNotUp"
 	ReasonTiDBUnhealthy          = "TiDBUnhealthy"
 	ReasonTiFlashStoreNotUp      = "TiFlashStoreNotUp"
+	ReasonDataVolumeDeleting     = "DataVolumeDeleting"
 	ReasonInvalidSpec            = "InvalidSpec"
 	ReasonSyncError              = "SyncError"
 	ReasonAsExpected             = "AsExpected"
@@ -37,6 +38,12 @@ func readyCondition(tc *v1alpha1.TidbCluster, built map[string]bool) metav1.Cond
 	}
 	if name, ok := statefulSetsUpToDate(tc, built); !ok {
 		return notReady(ReasonStatefulSetNotUpToDate, fmt.Sprintf("Statefulset(s) are in progress: %s", name))
+	}
+	for _, st := range []*v1alpha1.ComponentStatus{&tc.Status.PD.ComponentStatus, &tc.Status.TiKV.ComponentStatus,
+		&tc.Status.TiDB.ComponentStatus, &tc.Status.TiFlash.ComponentStatus} {
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ComponentDataVolumeDeleting); c != nil && c.Status == metav1.ConditionTrue {
+			return notReady(ReasonDataVolumeDeleting, c.Message)
+		}
 	}
 	if pd := tc.Spec.PD; pd != nil {
 		if healthy := healthyPDMembers(tc); healthy != int(pd.Replicas) {

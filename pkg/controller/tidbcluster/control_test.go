@@ -220,6 +220,9 @@ func TestReadyConditionOrder(t *testing.T) {
 		{"pd member down", func(tc *v1alpha1.TidbCluster) { tc.Status.PD.Members["a"] = v1alpha1.PDMember{} }, ReasonPDUnhealthy},
 		{"store down", func(tc *v1alpha1.TidbCluster) { tc.Status.TiKV.Stores["1"] = v1alpha1.TiKVStore{State: "Down"} }, ReasonTiKVStoreNotUp},
 		{"tidb down", func(tc *v1alpha1.TidbCluster) { delete(tc.Status.TiDB.Members, "x") }, ReasonTiDBUnhealthy},
+		{"tikv data PVC deleting", func(tc *v1alpha1.TidbCluster) {
+			tc.Status.TiKV.Conditions = []metav1.Condition{{Type: v1alpha1.ComponentDataVolumeDeleting, Status: metav1.ConditionTrue}}
+		}, ReasonDataVolumeDeleting},
 		{"tikv rollout due", func(tc *v1alpha1.TidbCluster) { tc.Status.TiKV.Phase = v1alpha1.UpgradePhase }, ReasonStatefulSetNotUpToDate},
 		{"tikv scaling in", func(tc *v1alpha1.TidbCluster) { tc.Status.TiKV.Phase = v1alpha1.ScalePhase }, ReasonStatefulSetNotUpToDate},
 		{"tiflash not up", func(tc *v1alpha1.TidbCluster) { tc.Spec.TiFlash = &v1alpha1.TiFlashSpec{Replicas: 1} }, ReasonStatefulSetNotUpToDate},

@@ -3,11 +3,13 @@ package component
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
@@ -33,6 +35,7 @@ func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
 	if st.live == nil || st.live.Spec.Replicas == nil {
 		return nil
 	}
+	m.markDeletingVolumes(st)
 	pods, err := m.podsByOrdinal(st)
 	if err != nil {
 		return nil
@@ -55,6 +58,28 @@ func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
 		}
 	}
 	return nil
+}
+
+// markDeletingVolumes sets the component's DataVolumeDeleting condition
+// while a PVC of a wanted member (an ordinal below replicas) is being
+// deleted, naming the PVCs, and removes it otherwise. It reads the cache.
+func (m *Manager) markDeletingVolumes(st *syncState) {
+	var deleting []string
+	for o := int32(0); o < *st.live.Spec.Replicas; o++ {
+		for _, name := range m.claimNames(st.tc, st.live.Spec.VolumeClaimTemplates, o) {
+			if pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(name); err == nil && pvc.DeletionTimestamp != nil {
+				deleting = append(deleting, name)
+			}
+		}
+	}
+	status := m.comp.Status(st.tc)
+	if len(deleting) == 0 {
+		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ComponentDataVolumeDeleting)
+		return
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: v1alpha1.ComponentDataVolumeDeleting,
+		Status: metav1.ConditionTrue, Reason: "PVCTerminating", ObservedGeneration: st.tc.Generation,
+		Message: "PVC(s) of wanted members are being deleted; their data goes when the pods stop: " + strings.Join(deleting, ", ")})
 }
 
 // whyNotCreated reads the StatefulSet's FailedCreate events.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -56,5 +57,32 @@ func TestRestartRefusedWhileDataPVCIsDeleted(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no DataVolumeDeleting event naming basic-pd-2")
+	}
+}
+
+// TestDeletingDataVolumeIsAComponentCondition: while a wanted member's PVC
+// is Terminating the component says so (the cluster is then not Ready), and
+// the condition goes with the PVC.
+func TestDeletingDataVolumeIsAComponentCondition(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	healthyPD(f.pd)
+	_ = f.mgr.Sync(context.Background(), newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate))
+	f.seed(t)
+	now := metav1.Now()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pd-basic-pd-1", Namespace: "ns",
+		DeletionTimestamp: &now, Finalizers: []string{"kubernetes.io/pvc-protection"}}}
+	indexer := f.deps.KubeInformerFactory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
+	mustAdd(t, indexer.Add(pvc))
+	tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
+	_ = f.mgr.Sync(context.Background(), tc)
+	c := meta.FindStatusCondition(tc.Status.PD.Conditions, v1alpha1.ComponentDataVolumeDeleting)
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "pd-basic-pd-1") {
+		t.Fatalf("conditions %+v, want DataVolumeDeleting naming pd-basic-pd-1", tc.Status.PD.Conditions)
+	}
+	mustAdd(t, indexer.Delete(pvc))
+	_ = f.mgr.Sync(context.Background(), tc)
+	if c := meta.FindStatusCondition(tc.Status.PD.Conditions, v1alpha1.ComponentDataVolumeDeleting); c != nil {
+		t.Fatalf("the condition must go with the PVC: %+v", c)
 	}
 }

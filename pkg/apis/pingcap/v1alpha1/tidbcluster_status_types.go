@@ -36,6 +36,11 @@ const (
 	TidbClusterUnsupported = "Unsupported"
 )
 
+// ComponentDataVolumeDeleting is a component condition (status.<component>.conditions),
+// True while the data PVC of a wanted member is being deleted: that member's
+// data goes as soon as its pod stops, so the cluster is not Ready.
+const ComponentDataVolumeDeleting = "DataVolumeDeleting"
+
 // TidbClusterStatus is the observed state of a TiDB cluster.
 type TidbClusterStatus struct {
 	// ObservedGeneration is the spec generation the status was computed from.
