@@ -35,8 +35,8 @@ const ReasonVolumeDeleting = "DataVolumeDeleting"
 // guardDeletingVolumes refuses an action that would restart a pod whose PVC
 // is being deleted: pvc-protection holds such a PVC only while its pod
 // runs, so a restart would let the data go and the member come back empty.
-// It records a Warning event and waits until someone restores the PVC (or
-// deletes the pod knowingly).
+// It records a Warning event and waits until the member's data is safe
+// elsewhere or someone deletes the pod knowingly.
 func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a planner.Action) error {
 	var from, to int32
 	switch a.Kind {
@@ -55,7 +55,8 @@ func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a pla
 			}
 			pod := names.Pod(st.tc.Name, m.comp.Name(), o)
 			msg := fmt.Sprintf("pod %s is not restarted: its PVC %s is being deleted and would take the member's data with it; "+
-				"recreate the PVC's claim or delete the pod yourself if the data may go", pod, name)
+				"move the data off the member first (scale in, or let failover replace it), or delete the pod yourself "+
+				"once the data may go: it then starts empty", pod, name)
 			m.recorder.Event(st.tc, corev1.EventTypeWarning, ReasonVolumeDeleting, msg)
 			return controller.RequeueAfter(time.Minute, "%s", msg)
 		}
