@@ -48,7 +48,7 @@ func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
 		case !ok && stuck(st.live.CreationTimestamp):
 			controller.AddBlocker(ctx, m.whyNotCreated(ctx, st, o))
 			return nil
-		case ok && !podReady(p) && p.DeletionTimestamp == nil && stuck(p.CreationTimestamp):
+		case ok && !PodReady(p) && p.DeletionTimestamp == nil && stuck(p.CreationTimestamp):
 			if why := m.missingSecret(ctx, st.live); why != "" {
 				controller.AddBlocker(ctx, why)
 				return nil

@@ -107,7 +107,7 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 		}
 		c.Pods[o] = planner.Pod{
 			Exists:  true,
-			Ready:   podReady(p),
+			Ready:   PodReady(p),
 			Updated: live.Status.UpdateRevision == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] == live.Status.UpdateRevision,
 			Healthy: m.hooks.PodHealthy(tc, p.Name),
 		}
@@ -149,7 +149,12 @@ func annotateTemplateHash(sts *appsv1.StatefulSet) error {
 	return nil
 }
 
+// podsByOrdinal lists the component's pods from the cache once per sync
+// (diagnose and lifecycle both read them) and keeps them in st.
 func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
+	if st.pods != nil {
+		return st.pods, nil
+	}
 	sel := labels.SelectorFromSet(Labels(st.tc, m.comp.Name()))
 	list, err := m.pods.Pods(st.tc.Namespace).List(sel)
 	if err != nil {
@@ -165,10 +170,12 @@ func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
 			out[ord] = p
 		}
 	}
+	st.pods = out
 	return out, nil
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady reports whether p is Ready and not being deleted.
+func PodReady(p *corev1.Pod) bool {
 	if p.DeletionTimestamp != nil {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
@@ -56,7 +57,8 @@ type syncState struct {
 	live      *appsv1.StatefulSet // nil until created
 	configMap string
 	desired   *appsv1.StatefulSet
-	prevPhase v1alpha1.MemberPhase // the phase the last written status reported
+	prevPhase v1alpha1.MemberPhase  // the phase the last written status reported
+	pods      map[int32]*corev1.Pod // by ordinal, listed once per sync (podsByOrdinal)
 }
 
 // errStop ends a component's sync early without an error (paused cluster).

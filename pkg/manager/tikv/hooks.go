@@ -109,19 +109,10 @@ func (h *Hooks) scaleInWithoutStore(tc *v1alpha1.TidbCluster, pod string) error 
 		return nil
 	}
 	p, err := h.pods.Pods(tc.Namespace).Get(pod)
-	if err != nil || !podutilReady(p) {
+	if err != nil || !component.PodReady(p) {
 		return nil
 	}
 	return controller.Requeue("pod %s is Ready but PD reports no store of it yet; waiting for the store before removing the pod", pod)
-}
-
-func podutilReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // checkReplicas refuses to take a store out when the remaining Up stores
