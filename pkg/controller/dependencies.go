@@ -1,3 +1,8 @@
+// Package controller is the shell every controller of the operator shares:
+// the Dependencies they are built from (listers, clients, recorder, clock,
+// command-line configuration), the workqueue worker that drives them, and
+// the event handlers that resolve an owned object to its owner's key.
+// Component packages never import it; their flow control is package flow.
 package controller
 
 import (

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
 
@@ -116,7 +117,7 @@ func (w *Worker) ProcessNextWorkItem(ctx context.Context) bool {
 
 func (w *Worker) handleResult(logger klog.Logger, key string, err error, took time.Duration) {
 	result := metrics.ResultSuccess
-	switch re, waiting := AsRequeue(err); {
+	switch re, waiting := flow.AsRequeue(err); {
 	case err == nil:
 		w.queue.Forget(key)
 	case waiting:
@@ -131,7 +132,7 @@ func (w *Worker) handleResult(logger klog.Logger, key string, err error, took ti
 		}
 		w.queue.Forget(key)
 		w.queue.AddAfter(key, after)
-	case IsIgnore(err):
+	case flow.IsIgnore(err):
 		result = metrics.ResultError
 		logger.Info("not retrying", "err", err)
 		w.queue.Forget(key)

@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
 
@@ -125,7 +126,7 @@ func (c *Controller[T]) Worker() *controller.Worker { return c.worker }
 func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return controller.Ignore(err)
+		return flow.Ignore(err)
 	}
 	obj, err := c.kind.Get(ns, name)
 	if apierrors.IsNotFound(err) {
@@ -154,7 +155,7 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	// records the event on the attempt that succeeds.
 	c.recordOnce(ctx, key, obj, message)
 	if message != "" {
-		return controller.Ignore(fmt.Errorf("%s %s has an invalid spec: %s", c.kind.Name, key, message))
+		return flow.Ignore(fmt.Errorf("%s %s has an invalid spec: %s", c.kind.Name, key, message))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // validBackup is a BR backup of cluster basic to S3.
@@ -142,7 +143,7 @@ func TestInvalidBackupIsReportedOnceThenFixed(t *testing.T) {
 	seed(t, deps, b)
 	ctx := context.Background()
 
-	if err := c.sync(ctx, "ns/bk"); !controller.IsIgnore(err) || !strings.Contains(err.Error(), "spec.gcs") {
+	if err := c.sync(ctx, "ns/bk"); !flow.IsIgnore(err) || !strings.Contains(err.Error(), "spec.gcs") {
 		t.Fatalf("want an IgnoreError naming spec.gcs, got %v", err)
 	}
 	expectStatusPatches(t, deps, 1)
@@ -160,7 +161,7 @@ func TestInvalidBackupIsReportedOnceThenFixed(t *testing.T) {
 	}
 
 	// A resync of the converged object writes nothing and records nothing.
-	if err := c.sync(ctx, "ns/bk"); !controller.IsIgnore(err) {
+	if err := c.sync(ctx, "ns/bk"); !flow.IsIgnore(err) {
 		t.Fatalf("resync: %v", err)
 	}
 	expectStatusPatches(t, deps, 0)
@@ -237,7 +238,7 @@ func TestRestartedControllerDoesNotRepeatAReportedVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, deps, invalidBackup())
-	if err := first.sync(context.Background(), "ns/bk"); !controller.IsIgnore(err) {
+	if err := first.sync(context.Background(), "ns/bk"); !flow.IsIgnore(err) {
 		t.Fatalf("sync: %v", err)
 	}
 	refreshBackup(t, deps, "bk")
@@ -252,7 +253,7 @@ func TestRestartedControllerDoesNotRepeatAReportedVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := second.sync(context.Background(), "ns/bk"); !controller.IsIgnore(err) {
+	if err := second.sync(context.Background(), "ns/bk"); !flow.IsIgnore(err) {
 		t.Fatalf("sync: %v", err)
 	}
 	expectStatusPatches(t, deps, 0)
@@ -276,7 +277,7 @@ func TestStatusPatchIsGuardedByUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.sync(context.Background(), "ns/bk")
-	if err == nil || controller.IsIgnore(err) {
+	if err == nil || flow.IsIgnore(err) {
 		t.Fatalf("want a retried error from the failed UID test, got %v", err)
 	}
 	stored := refreshBackup(t, deps, "bk")
@@ -304,7 +305,7 @@ func TestInvalidRestoreGetsInvalidCondition(t *testing.T) {
 		},
 	}
 	seed(t, deps, r)
-	if err := c.sync(context.Background(), "ns/rt"); !controller.IsIgnore(err) {
+	if err := c.sync(context.Background(), "ns/rt"); !flow.IsIgnore(err) {
 		t.Fatalf("sync: %v", err)
 	}
 	expectStatusPatches(t, deps, 1)
@@ -339,7 +340,7 @@ func TestBackupScheduleIsReportedByEventsOnly(t *testing.T) {
 	seed(t, deps, bs)
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		if err := c.sync(ctx, "ns/bs"); !controller.IsIgnore(err) {
+		if err := c.sync(ctx, "ns/bs"); !flow.IsIgnore(err) {
 			t.Fatalf("sync %d: %v", i, err)
 		}
 	}

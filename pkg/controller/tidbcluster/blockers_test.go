@@ -14,14 +14,15 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // blockingComponent records a blocker, then waits as a later gate would.
 type blockingComponent struct{ stubComponent }
 
 func (b *blockingComponent) Sync(ctx context.Context, _ *v1alpha1.TidbCluster) error {
-	controller.AddBlocker(ctx, "pod basic-pd-0 is not scheduled: Unschedulable: 0/1 nodes are available")
-	return controller.Requeue("waiting for a PD quorum: 0 of 1 members healthy")
+	flow.AddBlocker(ctx, "pod basic-pd-0 is not scheduled: Unschedulable: 0/1 nodes are available")
+	return flow.Requeue("waiting for a PD quorum: 0 of 1 members healthy")
 }
 
 func TestWaitsNameWhatBlocksThePods(t *testing.T) {
@@ -60,7 +61,7 @@ func TestObjectsAreCheckedBeforeAnyWrite(t *testing.T) {
 	first, second := &stubComponent{name: "pd"}, &checkingComponent{stubComponent{name: "tikv"}}
 	control := NewDefaultControl([]Component{first, second}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 	got, err := syncOnce(t, deps, control, "basic")
-	if !controller.IsIgnore(err) || first.runs != 0 || second.runs != 0 {
+	if !flow.IsIgnore(err) || first.runs != 0 || second.runs != 0 {
 		t.Fatalf("want an invalid spec and no component run: err %v, runs %d/%d", err, first.runs, second.runs)
 	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterDegraded); c == nil ||
@@ -90,7 +91,7 @@ func TestRefusedWriteIsAnInvalidSpec(t *testing.T) {
 	control := NewDefaultControl([]Component{&refusingComponent{stubComponent{name: "discovery"}}},
 		NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 	got, err := syncOnce(t, deps, control, "basic")
-	if !controller.IsIgnore(err) {
+	if !flow.IsIgnore(err) {
 		t.Fatalf("want an IgnoreError, got %v", err)
 	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterDegraded); c == nil || c.Reason != ReasonInvalidSpec {

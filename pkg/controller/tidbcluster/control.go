@@ -17,7 +17,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
@@ -75,14 +75,14 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	start := c.memory.now()
 	reuseMembers := c.memory.Recall(tc) // the cache may lag behind our own last status write
 	if reuseMembers {
-		ctx = controller.WithRecentObservation(ctx)
+		ctx = flow.WithRecentObservation(ctx)
 	}
 	live := tc.DeepCopy() // what the API server has; only its status is written
 	original := &live.Status
 	defaulting.SetTidbClusterDefaults(tc)
 	c.recordSpecReplicas(tc)
 
-	ctx, blockers := controller.WithBlockers(ctx)
+	ctx, blockers := flow.WithBlockers(ctx)
 	syncErr := c.validate(tc, original)
 	if syncErr == nil {
 		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
@@ -142,7 +142,7 @@ func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.T
 		prev.ObservedGeneration != tc.Generation {
 		c.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedValidation, "invalid spec: %v", err)
 	}
-	return controller.Ignore(&invalidSpecError{err: err})
+	return flow.Ignore(&invalidSpecError{err: err})
 }
 
 // refused turns a write the API server refused as invalid (HTTP 422),
@@ -154,7 +154,7 @@ func (c *defaultControl) refused(tc *v1alpha1.TidbCluster, original *v1alpha1.Ti
 	if prev == nil || prev.Reason != ReasonInvalidSpec || prev.Message != err.Error() || prev.ObservedGeneration != tc.Generation {
 		c.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedValidation, "the API server refused an object built from the spec: %v", err)
 	}
-	return controller.Ignore(&invalidSpecError{err: err})
+	return flow.Ignore(&invalidSpecError{err: err})
 }
 
 func (c *defaultControl) runComponents(ctx context.Context, tc *v1alpha1.TidbCluster) error {
@@ -162,7 +162,7 @@ func (c *defaultControl) runComponents(ctx context.Context, tc *v1alpha1.TidbClu
 	defer events.Flush(c.recorder, tc)
 	for _, comp := range c.components {
 		if err := comp.Sync(ctx, tc); err != nil {
-			if _, waiting := controller.AsRequeue(err); !waiting {
+			if _, waiting := flow.AsRequeue(err); !waiting {
 				c.countError(tc, comp.Name())
 			}
 			return fmt.Errorf("%s: %w", comp.Name(), err)
@@ -195,7 +195,7 @@ func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error, 
 		Reason: ReasonAsExpected, Message: "the last sync met no error"}
 	progressing := metav1.Condition{Type: v1alpha1.TidbClusterProgressing, Status: metav1.ConditionFalse,
 		Reason: ReasonConverged, Message: "the cluster matches its spec"}
-	if re, waiting := controller.AsRequeue(syncErr); waiting {
+	if re, waiting := flow.AsRequeue(syncErr); waiting {
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ReasonReconciling, re.Reason
 	} else if syncErr != nil {
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, ReasonSyncError, syncErr.Error()
@@ -241,9 +241,9 @@ func (c *defaultControl) countOutcome(tc *v1alpha1.TidbCluster, err error) {
 		return
 	}
 	outcome := "done"
-	if _, waiting := controller.AsRequeue(err); waiting {
+	if _, waiting := flow.AsRequeue(err); waiting {
 		outcome = "wait"
-	} else if controller.IsIgnore(err) {
+	} else if flow.IsIgnore(err) {
 		outcome = "invalid"
 	} else if err != nil {
 		outcome = "error"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 func newTC() *v1alpha1.TidbCluster {
@@ -127,7 +128,7 @@ func TestInvalidSpecRecordsEventConditionAndIsNotRetried(t *testing.T) {
 	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 
 	got, err := syncOnce(t, deps, control, "basic")
-	if !controller.IsIgnore(err) {
+	if !flow.IsIgnore(err) {
 		t.Fatalf("want an IgnoreError, got %v", err)
 	}
 	if comp.runs != 0 {
@@ -148,7 +149,7 @@ func TestInvalidSpecRecordsEventConditionAndIsNotRetried(t *testing.T) {
 	}
 
 	deps.FakePingcap.ClearActions()
-	if _, err := syncOnce(t, deps, control, "basic"); !controller.IsIgnore(err) {
+	if _, err := syncOnce(t, deps, control, "basic"); !flow.IsIgnore(err) {
 		t.Fatalf("second sync: %v", err)
 	}
 	if w := writes(deps); len(w) != 0 {
@@ -169,7 +170,7 @@ func TestComponentOutcomesShowInConditions(t *testing.T) {
 		wantReason string
 		degraded   metav1.ConditionStatus
 	}{
-		{"waiting", controller.Requeue("waiting for PD quorum"), ReasonReconciling, metav1.ConditionFalse},
+		{"waiting", flow.Requeue("waiting for PD quorum"), ReasonReconciling, metav1.ConditionFalse},
 		{"failing", errors.New("boom"), ReasonSyncError, metav1.ConditionTrue},
 	}
 	for _, tt := range cases {

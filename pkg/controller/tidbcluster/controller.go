@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // ControllerName names the queue, the logs and the metric label.
@@ -116,7 +117,7 @@ func (c *Controller) onDelete(obj any) {
 func (c *Controller) sync(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return controller.Ignore(err)
+		return flow.Ignore(err)
 	}
 	tc, err := c.deps.TiDBClusterLister.TidbClusters(ns).Get(name)
 	if apierrors.IsNotFound(err) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 func TestStatusMemoryRecall(t *testing.T) {
@@ -89,7 +90,7 @@ func (r *readyComponent) Name() string { return "all" }
 
 func (r *readyComponent) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	r.runs++
-	r.recent = append(r.recent, controller.RecentObservation(ctx))
+	r.recent = append(r.recent, flow.RecentObservation(ctx))
 	done := &appsv1.StatefulSetStatus{CurrentRevision: "r1", UpdateRevision: "r1"}
 	tc.Status.PD.StatefulSet, tc.Status.TiKV.StatefulSet, tc.Status.TiDB.StatefulSet = done, done.DeepCopy(), done.DeepCopy()
 	if r.runs == 1 {

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // Component is what a member manager supplies to the skeleton. Builders are
@@ -50,7 +50,7 @@ type Component interface {
 
 // Hooks are the lifecycle slots a component fills; the skeleton calls them
 // around the planner's actions. A hook returns nil when the action may
-// proceed, a controller.RequeueError to wait, or an error.
+// proceed, a flow.RequeueError to wait, or an error.
 type Hooks interface {
 	// PreScaleIn prepares removing the pod with ordinal (delete the PD
 	// member, take the TiKV store to Tombstone) and returns nil once the pod
@@ -96,7 +96,7 @@ var _ Hooks = NoHooks{}
 
 // PreScaleIn refuses.
 func (NoHooks) PreScaleIn(context.Context, *v1alpha1.TidbCluster, int32) error {
-	return controller.Requeue("scale-in is not supported for this component")
+	return flow.Requeue("scale-in is not supported for this component")
 }
 
 // PreUpgradePod needs nothing.

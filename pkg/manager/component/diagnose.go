@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -23,7 +23,7 @@ import (
 // look may cost API reads (Events, Secrets) that a healthy sync never makes.
 const diagnoseGrace = 30 * time.Second
 
-// diagnose records (controller.AddBlocker) the first concrete reason the
+// diagnose records (flow.AddBlocker) the first concrete reason the
 // component's pods do not run, so that a wait elsewhere ("waiting for a PD
 // quorum: 0 of 1 members healthy") shows its cause: a Secret the pods mount
 // that does not exist, a pod the StatefulSet cannot create (its
@@ -46,14 +46,14 @@ func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
 		p, ok := pods[o]
 		switch {
 		case !ok && stuck(st.live.CreationTimestamp):
-			controller.AddBlocker(ctx, m.whyNotCreated(ctx, st, o))
+			flow.AddBlocker(ctx, m.whyNotCreated(ctx, st, o))
 			return nil
 		case ok && !PodReady(p) && p.DeletionTimestamp == nil && stuck(p.CreationTimestamp):
 			if why := m.missingSecret(ctx, st.live); why != "" {
-				controller.AddBlocker(ctx, why)
+				flow.AddBlocker(ctx, why)
 				return nil
 			}
-			controller.AddBlocker(ctx, whyNotRunning(st.tc, p))
+			flow.AddBlocker(ctx, whyNotRunning(st.tc, p))
 			return nil
 		}
 	}

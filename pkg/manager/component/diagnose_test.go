@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // TestDiagnoseNamesWhatKeepsPodsDown makes PD pod 0 unable to run in
@@ -58,7 +58,7 @@ func TestDiagnoseNamesWhatKeepsPodsDown(t *testing.T) {
 			mustAdd(t, f.deps.KubeInformerFactory.Core().V1().Pods().Informer().GetIndexer().Update(pod))
 			f.deps.FakeKube.ClearActions()
 
-			ctx, blockers := controller.WithBlockers(context.Background())
+			ctx, blockers := flow.WithBlockers(context.Background())
 			_ = f.mgr.Sync(ctx, newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate))
 			got := strings.Join(blockers.List(), "; ")
 			if c.want == "" {
@@ -92,7 +92,7 @@ func TestDiagnoseReadsTheAPIOnlyForStuckPods(t *testing.T) {
 		if _, err := f.deps.FakeKube.CoreV1().Events("ns").Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		ctx, blockers := controller.WithBlockers(context.Background())
+		ctx, blockers := flow.WithBlockers(context.Background())
 		_ = f.mgr.Sync(ctx, newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate))
 		if got := strings.Join(blockers.List(), "; "); !strings.Contains(got, "cannot create pod basic-pd-1: pods \"basic-pd-1\" is forbidden: no PriorityClass") {
 			t.Fatalf("blockers %q", got)
@@ -114,7 +114,7 @@ func TestDiagnoseReadsTheAPIOnlyForStuckPods(t *testing.T) {
 		pod.CreationTimestamp = metav1.NewTime(f.deps.FakeClock.Now().Add(-time.Hour))
 		pod.Status.Conditions = nil
 		mustAdd(t, f.deps.KubeInformerFactory.Core().V1().Pods().Informer().GetIndexer().Update(pod))
-		ctx, blockers := controller.WithBlockers(context.Background())
+		ctx, blockers := flow.WithBlockers(context.Background())
 		_ = f.mgr.Sync(ctx, tc.DeepCopy())
 		if got := strings.Join(blockers.List(), "; "); !strings.Contains(got, "Secret basic-pd-cluster-secret, mounted by the pods of basic-pd") {
 			t.Fatalf("blockers %q", got)

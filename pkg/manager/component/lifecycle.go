@@ -10,7 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/planner"
 	"github.com/kubetidb/tidb-operator/pkg/names"
@@ -58,7 +58,7 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 	}
 	switch action.Kind {
 	case planner.Wait:
-		return controller.Requeue("%s", action.Reason)
+		return flow.Requeue("%s", action.Reason)
 	case planner.ScaleOut:
 		if err := m.dropStalePVCs(ctx, tc, observed.Replicas, action.Replicas); err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -86,7 +87,7 @@ func (m *Manager) steps() []step {
 }
 
 // Sync runs the steps in order for tc. A step that waits returns a
-// controller.RequeueError naming the step and the reason, which ends the
+// flow.RequeueError naming the step and the reason, which ends the
 // cluster's sync and lands in the Progressing condition.
 func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	if !m.comp.Enabled(tc) {
@@ -101,9 +102,9 @@ func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 			logger.V(4).Info("sync stopped", "step", s.name)
 			return nil
 		}
-		if re, waiting := controller.AsRequeue(err); waiting {
+		if re, waiting := flow.AsRequeue(err); waiting {
 			logger.V(2).Info("waiting", "step", s.name, "reason", re.Reason)
-			return &controller.RequeueError{Reason: fmt.Sprintf("%s %s: %s", m.comp.Name(), s.name, re.Reason), After: re.After}
+			return &flow.RequeueError{Reason: fmt.Sprintf("%s %s: %s", m.comp.Name(), s.name, re.Reason), After: re.After}
 		}
 		if err != nil {
 			return fmt.Errorf("%s step: %w", s.name, err)
@@ -140,7 +141,7 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	}
 	// Between refreshes a converged component whose pods did not change
 	// keeps the members its last sync read from PD or TiDB.
-	if unchanged && controller.RecentObservation(ctx) {
+	if unchanged && flow.RecentObservation(ctx) {
 		klog.FromContext(ctx).V(4).Info("members observed recently; not asking again")
 	} else if err := m.comp.Observe(ctx, tc, live); err != nil {
 		klog.FromContext(ctx).Info("could not observe members", "err", err)
@@ -158,7 +159,7 @@ func (m *Manager) pauseGuard(_ context.Context, st *syncState) error {
 
 func (m *Manager) gate(_ context.Context, st *syncState) error {
 	if reason := m.comp.Gate(st.tc); reason != "" {
-		return controller.Requeue("%s", reason)
+		return flow.Requeue("%s", reason)
 	}
 	return nil
 }
@@ -196,7 +197,7 @@ func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
 	if _, err := m.applier.StatefulSet(ctx, st.tc, st.desired); err != nil {
 		return err
 	}
-	return controller.Requeue("created StatefulSet %s; waiting for its pods", st.desired.Name)
+	return flow.Requeue("created StatefulSet %s; waiting for its pods", st.desired.Name)
 }
 
 func (m *Manager) apply(ctx context.Context, st *syncState) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	_ "github.com/kubetidb/tidb-operator/pkg/manager/golden" // registers -update for go test ./pkg/manager/...
@@ -121,7 +122,7 @@ func TestFirstSyncCreatesObjectsThenWaits(t *testing.T) {
 	f := newFixture()
 	tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
 	err := f.mgr.Sync(context.Background(), tc)
-	re, waiting := controller.AsRequeue(err)
+	re, waiting := flow.AsRequeue(err)
 	if !waiting || !strings.Contains(re.Reason, "created StatefulSet basic-pd") {
 		t.Fatalf("want a wait after creating the StatefulSet, got %v", err)
 	}
@@ -272,7 +273,7 @@ func TestRecentMembersAreReusedOnlyWhileTheStatefulSetHolds(t *testing.T) {
 		t.Fatalf("converged sync: %v", err)
 	}
 	client := f.pd.ClusterClient("ns", "basic")
-	recent := controller.WithRecentObservation(context.Background())
+	recent := flow.WithRecentObservation(context.Background())
 
 	client.ResetCalls()
 	if err := f.mgr.Sync(recent, tc); err != nil {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/planner"
 	"github.com/kubetidb/tidb-operator/pkg/names"
@@ -58,7 +58,7 @@ func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a pla
 				"move the data off the member first (scale in, or let failover replace it), or delete the pod yourself "+
 				"once the data may go: it then starts empty", pod, name)
 			m.recorder.Event(st.tc, corev1.EventTypeWarning, ReasonVolumeDeleting, msg)
-			return controller.RequeueAfter(time.Minute, "%s", msg)
+			return flow.RequeueAfter(time.Minute, "%s", msg)
 		}
 	}
 	return nil
@@ -129,7 +129,7 @@ func (m *Manager) dropStalePVCs(ctx context.Context, tc *v1alpha1.TidbCluster, f
 		}
 	}
 	if stale > 0 {
-		return controller.Requeue("waiting for %d stale PVC(s) of removed members to be deleted", stale)
+		return flow.Requeue("waiting for %d stale PVC(s) of removed members to be deleted", stale)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // TestRestartRefusedWhileDataPVCIsDeleted rolls PD with the data PVC of the
@@ -43,7 +43,7 @@ func TestRestartRefusedWhileDataPVCIsDeleted(t *testing.T) {
 	f.deps.FakeKube.ClearActions()
 
 	err = f.mgr.Sync(context.Background(), tc.DeepCopy())
-	re, waiting := controller.AsRequeue(err)
+	re, waiting := flow.AsRequeue(err)
 	if !waiting || !strings.Contains(re.Reason, "pd-basic-pd-2 is being deleted") {
 		t.Fatalf("want a wait naming the PVC, got %v", err)
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -63,7 +63,7 @@ func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 			continue
 		}
 		if !hasQuorum {
-			return controller.Requeue("PD failover of %s waits: %d of %d PD members healthy, more than half needed", name, healthy, members)
+			return flow.Requeue("PD failover of %s waits: %d of %d PD members healthy, more than half needed", name, healthy, members)
 		}
 		return h.replaceMember(ctx, tc, name, f)
 	}
@@ -89,7 +89,7 @@ func (h *Hooks) markFailure(tc *v1alpha1.TidbCluster) error {
 		}
 		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: name, MemberID: m.ID, CreatedAt: metav1.NewTime(now)}
 		h.recorder.Eventf(tc, corev1.EventTypeWarning, "PDMemberUnhealthy", "PD member %s is unhealthy; it will be replaced", name)
-		return controller.Requeue("PD member %s failed; replacing it", name)
+		return flow.Requeue("PD member %s failed; replacing it", name)
 	}
 	return nil
 }

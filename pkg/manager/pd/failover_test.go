@@ -14,7 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
@@ -87,7 +87,7 @@ func TestPDFailoverNeverActsWithoutQuorum(t *testing.T) {
 	// A failure recorded earlier waits, and says why.
 	tc.Status.PD.FailureMembers = map[string]v1alpha1.PDFailureMember{"basic-pd-1": {PodName: "basic-pd-1", MemberID: "11"}}
 	err := h.Failover(context.Background(), tc)
-	if re, waiting := controller.AsRequeue(err); !waiting || !strings.Contains(re.Reason, "1 of 3 PD members healthy") {
+	if re, waiting := flow.AsRequeue(err); !waiting || !strings.Contains(re.Reason, "1 of 3 PD members healthy") {
 		t.Fatalf("want a wait naming the quorum, got %v", err)
 	}
 	if len(kube.Actions()) != 0 || len(ctl.ClusterClient("ns", "basic").WriteCalls()) != 0 {

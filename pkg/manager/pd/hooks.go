@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
@@ -42,10 +42,10 @@ var _ component.Hooks = (*Hooks)(nil)
 // other components still need it.
 func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	if !tc.Status.PD.Synced {
-		return controller.Requeue("PD must answer before a member is removed")
+		return flow.Requeue("PD must answer before a member is removed")
 	}
 	if ordinal == 0 && (tc.Spec.TiKV != nil || tc.Spec.TiDB != nil || tc.Spec.TiFlash != nil) {
-		return controller.Ignore(fmt.Errorf("refusing to remove the last PD while other components exist"))
+		return flow.Ignore(fmt.Errorf("refusing to remove the last PD while other components exist"))
 	}
 	member := names.Pod(tc.Name, names.PD, ordinal)
 	if tc.Status.PD.Leader.Name == member {
@@ -63,7 +63,7 @@ func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordina
 // preferring a member already restarted (a higher ordinal).
 func (h *Hooks) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	if !tc.Status.PD.Synced {
-		return controller.Requeue("PD must answer before a member restarts")
+		return flow.Requeue("PD must answer before a member restarts")
 	}
 	member := names.Pod(tc.Name, names.PD, ordinal)
 	if tc.Status.PD.Leader.Name != member {
@@ -83,7 +83,7 @@ func (h *Hooks) transferLeader(ctx context.Context, tc *v1alpha1.TidbCluster, me
 	if err := h.client(tc).TransferPDLeader(ctx, target); err != nil {
 		return fmt.Errorf("transfer PD leader from %s to %s: %w", member, target, err)
 	}
-	return controller.Requeue("transferring PD leadership from %s to %s", member, target)
+	return flow.Requeue("transferring PD leadership from %s to %s", member, target)
 }
 
 // pickLeader chooses a healthy member other than member: with preferHigher

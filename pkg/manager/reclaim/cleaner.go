@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -97,7 +97,7 @@ func (c *Cleaner) remove(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *cor
 		Preconditions: &metav1.Preconditions{UID: &pvc.UID, ResourceVersion: &pvc.ResourceVersion}})
 	switch {
 	case apierrors.IsConflict(err):
-		return controller.Requeue("PVC %s changed since it was read", pvc.Name)
+		return flow.Requeue("PVC %s changed since it was read", pvc.Name)
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:

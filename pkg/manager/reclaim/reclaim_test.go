@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
@@ -188,7 +189,7 @@ func TestCleanerRetriesWhenThePVCChanged(t *testing.T) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "pd-basic-pd-3", nil)
 	})
 	err := f.cleaner.Sync(context.Background(), f.tc)
-	if _, waiting := controller.AsRequeue(err); !waiting {
+	if _, waiting := flow.AsRequeue(err); !waiting {
 		t.Fatalf("want a requeue after a precondition conflict, got %v", err)
 	}
 }

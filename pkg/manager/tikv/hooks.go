@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
@@ -71,7 +71,7 @@ func tombstoned(tc *v1alpha1.TidbCluster, pod string) bool {
 func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	pod := names.Pod(tc.Name, names.TiKV, ordinal)
 	if !tc.Status.TiKV.Synced {
-		return controller.Requeue("PD must answer before store of %s is removed", pod)
+		return flow.Requeue("PD must answer before store of %s is removed", pod)
 	}
 	store, ok := storeOf(tc, pod)
 	if tombstoned(tc, pod) {
@@ -86,7 +86,7 @@ func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordina
 	}
 	switch store.State {
 	case pdapi.StoreStateNameOffline:
-		return controller.Requeue("store %s of %s is Offline; waiting for PD to report it Tombstone", store.ID, pod)
+		return flow.Requeue("store %s of %s is Offline; waiting for PD to report it Tombstone", store.ID, pod)
 	case pdapi.StoreStateNameTombstone:
 		return nil
 	}
@@ -96,7 +96,7 @@ func (h *Hooks) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordina
 	if err := h.client(tc).DeleteStore(ctx, id); err != nil {
 		return fmt.Errorf("delete store %d of %s: %w", id, pod, err)
 	}
-	return controller.Requeue("deleting store %s of %s; waiting for PD to report it Tombstone", store.ID, pod)
+	return flow.Requeue("deleting store %s of %s; waiting for PD to report it Tombstone", store.ID, pod)
 }
 
 // scaleInWithoutStore decides for a pod PD reports no store of: a pod that
@@ -112,7 +112,7 @@ func (h *Hooks) scaleInWithoutStore(tc *v1alpha1.TidbCluster, pod string) error 
 	if err != nil || !component.PodReady(p) {
 		return nil
 	}
-	return controller.Requeue("pod %s is Ready but PD reports no store of it yet; waiting for the store before removing the pod", pod)
+	return flow.Requeue("pod %s is Ready but PD reports no store of it yet; waiting for the store before removing the pod", pod)
 }
 
 // checkReplicas refuses to take a store out when the remaining Up stores
@@ -130,7 +130,7 @@ func (h *Hooks) checkReplicas(ctx context.Context, tc *v1alpha1.TidbCluster, sto
 		msg := fmt.Sprintf("cannot remove store %s of %s: %d Up stores would remain, PD keeps %d replicas",
 			store.ID, store.PodName, up, cfg.Replication.MaxReplicas)
 		h.recorder.Event(tc, corev1.EventTypeWarning, "FailedScaleIn", msg)
-		return controller.RequeueAfter(30*time.Second, "%s", msg)
+		return flow.RequeueAfter(30*time.Second, "%s", msg)
 	}
 	return nil
 }
@@ -159,13 +159,13 @@ func (h *Hooks) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ord
 		if err := h.annotate(ctx, pod, label.AnnEvictLeaderBeginTime, h.clock.Now().UTC().Format(time.RFC3339)); err != nil {
 			return err
 		}
-		return controller.Requeue("evicting %d region leaders from store %s before restarting %s", store.LeaderCount, store.ID, podName)
+		return flow.Requeue("evicting %d region leaders from store %s before restarting %s", store.LeaderCount, store.ID, podName)
 	}
 	t, err := time.Parse(time.RFC3339, begin)
 	if err == nil && h.clock.Since(t) >= evictLeaderTimeout(tc) {
 		return nil
 	}
-	return controller.Requeue("waiting for %d region leaders to leave store %s before restarting %s", store.LeaderCount, store.ID, podName)
+	return flow.Requeue("waiting for %d region leaders to leave store %s before restarting %s", store.LeaderCount, store.ID, podName)
 }
 
 // PostUpgradePod removes the restarted store's evict-leader scheduler and
@@ -188,7 +188,7 @@ func (h *Hooks) PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, or
 			if err := h.client(tc).EndEvictLeader(ctx, id); err != nil {
 				return fmt.Errorf("end leader eviction of store %d: %w", id, err)
 			}
-			return controller.Requeue("leaders are returning to store %s of %s", store.ID, podName)
+			return flow.Requeue("leaders are returning to store %s of %s", store.ID, podName)
 		}
 	}
 	fair := fairLeaderShare(tc)
@@ -199,7 +199,7 @@ func (h *Hooks) PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	if err == nil && !readySinceTime(pod).IsZero() && h.clock.Since(readySinceTime(pod)) >= waitLeaderBackTimeout(tc) {
 		return nil
 	}
-	return controller.Requeue("waiting for leaders to return to store %s: %d of about %d", store.ID, store.LeaderCount, fair)
+	return flow.Requeue("waiting for leaders to return to store %s: %d of about %d", store.ID, store.LeaderCount, fair)
 }
 
 // EndUpgrade removes the evict-leader scheduler of every store of this

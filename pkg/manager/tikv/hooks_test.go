@@ -3,7 +3,7 @@ package tikv
 import (
 	"context"
 	"errors"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -83,7 +83,7 @@ func TestScaleInOfAPodWithoutAStore(t *testing.T) {
 		tc := observedCluster()
 		tc.Status.TiKV.Synced = true
 		err := h.PreScaleIn(context.Background(), tc, 3)
-		if _, waiting := controller.AsRequeue(err); waiting != ready {
+		if _, waiting := flow.AsRequeue(err); waiting != ready {
 			t.Errorf("pod Ready=%v: PreScaleIn = %v; want a wait only for a Ready pod", ready, err)
 		}
 	}

@@ -1,7 +1,10 @@
-// Package controller holds what every controller of the operator shares: the
-// Dependencies they are built from, the workqueue worker that drives them,
-// and the typed flow-control errors a sync returns.
-package controller
+// Package flow is the typed flow control of one sync, shared by the
+// controllers (the shell) and the component packages, which import nothing
+// of the shell: a wait (RequeueError), a failure retrying cannot fix
+// (IgnoreError), and the per-sync notes a sync carries in its context — what
+// keeps pods down (Blockers) and whether members were observed recently.
+// It imports nothing of ours.
+package flow
 
 import (
 	"errors"
@@ -11,7 +14,7 @@ import (
 
 // RequeueError says a sync is waiting for something outside the operator (a
 // pod becoming Ready, PD reporting a store Tombstone). It is not a failure:
-// the worker logs it and retries the key after After (DefaultWaitDelay when
+// the worker logs it and retries the key after After (controller.DefaultWaitDelay when
 // After is zero), without exponential backoff.
 type RequeueError struct {
 	// Reason says what the sync waits for, in words an operator user reads.
