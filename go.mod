@@ -6,6 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
 	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/pingcap/errors v0.11.4
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/time v0.14.0
 	k8s.io/api v0.36.3

@@ -53,6 +53,17 @@ type Reader interface {
 	// scheduler (`GET /pd/api/v1/schedulers`; a bare "evict-leader-scheduler", as newer PDs list it, is
 	// expanded through `GET /pd/api/v1/scheduler-config/evict-leader-scheduler/list`).
 	GetEvictLeaderSchedulers(ctx context.Context) ([]uint64, error)
+	// GetPlacementRules returns the placement rules of group, e.g. PlacementGroupTiFlash
+	// (`GET /pd/api/v1/config/rules/group/{group}`); an empty group is an empty slice. While placement rules
+	// are disabled PD answers 412, an error wrapping ErrPlacementRulesDisabled; before the first TiKV
+	// registers, ErrTiKVNotBootstrapped; a PD without the API, ErrNotFound.
+	GetPlacementRules(ctx context.Context, group string) ([]PlacementRule, error)
+	// MaxTiFlashReplicas returns the largest TiFlash replica count of any table: the largest `count` among
+	// the rules of group "tiflash", 0 when there is none. Because PD keeps no rule in force while placement
+	// rules are disabled (412) or lacks the API (404), both are 0 with a nil error; a TiFlash scale-in that
+	// leaves fewer Up TiFlash stores than this never completes (the Offline stores cannot move their
+	// replicas). Before the first TiKV registers it fails with ErrTiKVNotBootstrapped.
+	MaxTiFlashReplicas(ctx context.Context) (int, error)
 }
 
 // Writer is the write half of the PD HTTP API (spec §5). Every method is idempotent: it succeeds when
@@ -87,6 +98,12 @@ type Writer interface {
 	// UpdateReplicationConfig changes the fields of PD's replication config that update sets
 	// (`POST /pd/api/v1/config/replicate`); unset fields keep their value.
 	UpdateReplicationConfig(ctx context.Context, update ReplicationConfigUpdate) error
+	// EnablePlacementRules turns replication.enable-placement-rules on, which TiFlash needs (PD refuses to
+	// register a TiFlash store without it): `POST /pd/api/v1/config/replicate` with
+	// {"enable-placement-rules":"true"} (a JSON string, as PD requires). It always sends; read GetConfig
+	// first to write only when needed. PD answers 500 ErrTiKVNotBootstrapped when the value would change
+	// before the first TiKV registered.
+	EnablePlacementRules(ctx context.Context) error
 }
 
 // Client is the PD HTTP API the operator uses. Implementations are safe for concurrent use.
@@ -220,10 +237,11 @@ func containsCode(codes []int, code int) bool {
 	return false
 }
 
-// wrap prefixes err with the Client method that failed, keeping the cause for errors.Is/As.
+// wrap prefixes err with the Client method that failed and records the stack there (Trace), keeping the
+// cause for errors.Is/As: it is the one boundary where every Client error leaves the package.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("pd %s: %w", op, err)
+	return Trace(fmt.Errorf("pd %s: %w", op, err))
 }

@@ -17,17 +17,26 @@ var (
 	// every store and scheduler API with "TiKV cluster not bootstrapped". The operator treats it as
 	// "no stores yet" (status.tikv.bootStrapped=false), not as a failure.
 	ErrTiKVNotBootstrapped = errors.New("PD: TiKV cluster not bootstrapped")
+	// ErrPlacementRulesDisabled: PD answered a placement-rules API (`/pd/api/v1/config/rules…`) with 412
+	// because replication.enable-placement-rules is false; PD then keeps no rules in force.
+	ErrPlacementRulesDisabled = errors.New("PD: placement rules feature is disabled")
 )
 
 // notBootstrappedText is the part of PD's ErrNotBootstrapped message that every PD version shares:
 // "[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first".
 const notBootstrappedText = "TiKV cluster not bootstrapped"
 
+// placementDisabledText is the part of PD's answer (412) to a rules API while placement rules are off that
+// every PD version shares: "placement rules feature is disabled", with the
+// "[PD:placement:ErrPlacementDisabled]" prefix since PD 5.
+const placementDisabledText = "placement rules feature is disabled"
+
 // maxErrorTextLen bounds the PD error text kept in a StatusError.
 const maxErrorTextLen = 1024
 
-// StatusError is PD answering a request with an unexpected HTTP status. It unwraps to ErrNotFound for 404
-// and to ErrTiKVNotBootstrapped when PD says so; errors.As gives callers the status code.
+// StatusError is PD answering a request with an unexpected HTTP status. It unwraps to ErrNotFound for 404,
+// to ErrTiKVNotBootstrapped and ErrPlacementRulesDisabled when PD says so; errors.As gives callers the
+// status code.
 type StatusError struct {
 	// Method and URL are those of the request, e.g. "GET" and "http://basic-pd.ns:2379/pd/api/v1/stores".
 	Method, URL string
@@ -52,6 +61,8 @@ func (e *StatusError) Unwrap() error {
 	switch {
 	case strings.Contains(e.Message, notBootstrappedText):
 		return ErrTiKVNotBootstrapped
+	case strings.Contains(e.Message, placementDisabledText):
+		return ErrPlacementRulesDisabled
 	case e.StatusCode == http.StatusNotFound:
 		return ErrNotFound
 	}

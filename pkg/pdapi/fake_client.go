@@ -31,17 +31,22 @@ const (
 	MethodBeginEvictLeader         Method = "BeginEvictLeader"
 	MethodEndEvictLeader           Method = "EndEvictLeader"
 	MethodUpdateReplicationConfig  Method = "UpdateReplicationConfig"
+	MethodGetPlacementRules        Method = "GetPlacementRules"
+	MethodMaxTiFlashReplicas       Method = "MaxTiFlashReplicas"
+	MethodEnablePlacementRules     Method = "EnablePlacementRules"
 )
 
 // needBootstrap are the methods PD answers with "TiKV cluster not bootstrapped" before the first store.
 var needBootstrap = []Method{
 	MethodGetStores, MethodGetTombstoneStores, MethodGetStore, MethodGetEvictLeaderSchedulers, MethodDeleteStore,
 	MethodSetStoreState, MethodSetStoreLabels, MethodBeginEvictLeader, MethodEndEvictLeader,
+	MethodGetPlacementRules, MethodMaxTiFlashReplicas,
 }
 
 var writeMethods = []Method{
 	MethodTransferPDLeader, MethodDeleteMember, MethodDeleteMemberByID, MethodDeleteStore, MethodSetStoreState,
 	MethodSetStoreLabels, MethodBeginEvictLeader, MethodEndEvictLeader, MethodUpdateReplicationConfig,
+	MethodEnablePlacementRules,
 }
 
 // IsWrite reports whether m belongs to Writer.
@@ -72,6 +77,7 @@ type FakeClient struct {
 	config   Config
 	notReady bool
 	evicting map[uint64]bool
+	rules    []PlacementRule
 	// notBootstrapped makes the store and scheduler methods fail as PD does before the first TiKV.
 	notBootstrapped bool
 }

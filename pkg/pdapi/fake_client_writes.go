@@ -143,14 +143,32 @@ func (f *FakeClient) EndEvictLeader(_ context.Context, storeID uint64) error {
 	return nil
 }
 
-// UpdateReplicationConfig implements Writer: the set fields of update change the config.
+// UpdateReplicationConfig implements Writer: the set fields of update change the config. Like PD, changing
+// enable-placement-rules fails with a 500 StatusError before bootstrap (ErrTiKVNotBootstrapped), and
+// disabling it while a TiFlash store that is not Tombstone exists fails with a 500 as well; nothing changes
+// then.
 func (f *FakeClient) UpdateReplicationConfig(_ context.Context, update ReplicationConfigUpdate) error {
 	if err := f.begin(MethodUpdateReplicationConfig, update); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.applyReplicationUpdate(update)
+}
+
+// applyReplicationUpdate changes the replication config as PD's SetReplicationConfig; the caller holds f.mu.
+func (f *FakeClient) applyReplicationUpdate(update ReplicationConfigUpdate) error {
 	r := &f.config.Replication
+	if p := update.EnablePlacementRules; p != nil && *p != r.EnablePlacementRules {
+		switch {
+		case f.notBootstrapped:
+			return fakeStatusError(http.MethodPost, replicateConfigPath, http.StatusInternalServerError,
+				"[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first")
+		case !*p && slices.ContainsFunc(f.stores, func(s *StoreInfo) bool { return !isTombstone(s) && IsTiFlash(s.Store) }):
+			return fakeStatusError(http.MethodPost, replicateConfigPath, http.StatusInternalServerError,
+				"cannot disable placement rules with TiFlash nodes")
+		}
+	}
 	if update.MaxReplicas != nil {
 		r.MaxReplicas = *update.MaxReplicas
 	}
