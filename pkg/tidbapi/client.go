@@ -50,7 +50,8 @@ type Info struct {
 }
 
 // Client reads the status port of one TiDB pod per call. Calls do not retry; each is bounded by ctx and
-// the client timeout. Implementations are safe for concurrent use.
+// the client timeout. Implementations are safe for concurrent use. Errors carry the stack of the failed
+// call (pdapi.Trace: print with `%+v`) and unwrap to their cause.
 type Client interface {
 	// GetHealth reports whether TiDB pod podName of TidbCluster namespace/tcName is healthy: its
 	// `GET /status` answers a status below 400. A TiDB that cannot be reached, times out or answers ≥ 400
@@ -110,7 +111,7 @@ func (c *client) GetHealth(ctx context.Context, namespace, tcName, podName strin
 		logUnhealthy(ctx, namespace, podName, url, unreachable.err.Error())
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("tidb GetHealth %s: %w", podName, err)
+		return false, pdapi.Trace(fmt.Errorf("tidb GetHealth %s: %w", podName, err))
 	case status >= http.StatusBadRequest:
 		logUnhealthy(ctx, namespace, podName, url, fmt.Sprintf("%d %s", status, snippet(body)))
 		return false, nil
@@ -127,14 +128,14 @@ func (c *client) GetInfo(ctx context.Context, namespace, tcName, podName string,
 	url := StatusURL(namespace, tcName, podName, opts) + "/info"
 	status, body, err := c.do(ctx, http.MethodPost, url, namespace, tcName, opts.TLSEnabled)
 	if err != nil {
-		return nil, fmt.Errorf("tidb GetInfo %s: %w", podName, err)
+		return nil, pdapi.Trace(fmt.Errorf("tidb GetInfo %s: %w", podName, err))
 	}
 	if status != http.StatusOK {
-		return nil, fmt.Errorf("tidb GetInfo %s: POST %s: %d %s: %s", podName, url, status, http.StatusText(status), snippet(body))
+		return nil, pdapi.Trace(fmt.Errorf("tidb GetInfo %s: POST %s: %d %s: %s", podName, url, status, http.StatusText(status), snippet(body)))
 	}
 	info := &Info{}
 	if err := json.Unmarshal(body, info); err != nil {
-		return nil, fmt.Errorf("tidb GetInfo %s: POST %s: decode: %w", podName, url, err)
+		return nil, pdapi.Trace(fmt.Errorf("tidb GetInfo %s: POST %s: decode: %w", podName, url, err))
 	}
 	return info, nil
 }

@@ -37,7 +37,7 @@ type Client interface {
 	// GetLeaderCount returns the Raft leader count of TiKV pod podName of TidbCluster namespace/tcName:
 	// the `tikv_raftstore_region_count{type="leader"}` gauge of `GET /metrics`. It errors when the pod
 	// cannot be reached or answers non-200 (the error names the URL and status), and with
-	// ErrLeaderCountNotFound when the metric is missing.
+	// ErrLeaderCountNotFound when the metric is missing. Errors carry the stack of this call (`%+v`).
 	GetLeaderCount(ctx context.Context, namespace, tcName, podName string, opts Options) (int, error)
 }
 
@@ -82,7 +82,9 @@ func NewClient(httpClients HTTPClients, timeout time.Duration) Client {
 func (c *client) GetLeaderCount(ctx context.Context, namespace, tcName, podName string, opts Options) (int, error) {
 	count, err := c.scrape(ctx, namespace, tcName, MetricsURL(namespace, tcName, podName, opts), opts.TLSEnabled)
 	if err != nil {
-		return 0, fmt.Errorf("tikv GetLeaderCount %s: %w", podName, err)
+		// Because this is where the error leaves the package, it records its stack here (pdapi.Trace keeps
+		// errors.Is working, which pingcap/errors' own wrappers would not).
+		return 0, pdapi.Trace(fmt.Errorf("tikv GetLeaderCount %s: %w", podName, err))
 	}
 	return count, nil
 }
