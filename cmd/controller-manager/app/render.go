@@ -20,10 +20,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
-	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
-	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
-	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
-	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
+	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 )
 
 // renderMain implements `tidb-controller-manager render -f tc.yaml`: it
@@ -123,11 +120,14 @@ func renderCluster(w io.Writer, tc *v1alpha1.TidbCluster, image string) error {
 		return fmt.Errorf("invalid spec: %w", errs.ToAggregate())
 	}
 	var objs []metav1.Object
-	if tc.Spec.PD != nil || tc.Spec.AcrossK8s {
-		objs = append(objs, discovery.Objects(tc, image)...)
-	}
-	for _, c := range []component.Component{pd.New(nil, nil), tikv.New(nil, nil), tidb.New(nil, nil, nil)} {
-		more, err := component.Desired(tc, c)
+	for _, m := range members.New(&component.Env{DiscoveryImage: image}) {
+		r, ok := m.(interface {
+			Desired(*v1alpha1.TidbCluster) ([]metav1.Object, error)
+		})
+		if !ok {
+			continue
+		}
+		more, err := r.Desired(tc)
 		if err != nil {
 			return err
 		}

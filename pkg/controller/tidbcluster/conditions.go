@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
 // Reasons of the Ready, Progressing and Degraded conditions. The Ready
@@ -27,107 +28,59 @@ const (
 	ReasonPaused                 = "Paused"
 )
 
-// readyCondition evaluates Ready from the observed status in the TiDB
-// Operator's order: StatefulSets up to date, then PD, TiKV, TiDB, TiFlash.
-// A component no Component runs (not in built) never holds Ready back: the
-// Unsupported condition names it instead. It only reads; the caller sets
-// the condition.
-func readyCondition(tc *v1alpha1.TidbCluster, built map[string]bool) metav1.Condition {
+// readyCondition evaluates Ready from the observed status: every present
+// component's StatefulSet up to date, no data volume being deleted, then
+// each component's own readiness (PDUnhealthy, TiKVStoreNotUp …), in sync
+// order. Only registered components (comps) count: one nothing runs never
+// holds Ready back; the Unsupported condition names it instead. It only
+// reads; the caller sets the condition.
+func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component) metav1.Condition {
 	notReady := func(reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
-	if name, ok := statefulSetsUpToDate(tc, built); !ok {
+	var present []component.Component
+	for _, c := range comps {
+		if c.Enabled(tc) {
+			present = append(present, c)
+		}
+	}
+	if name, ok := statefulSetsUpToDate(tc, present); !ok {
 		return notReady(ReasonStatefulSetNotUpToDate, fmt.Sprintf("Statefulset(s) are in progress: %s", name))
 	}
-	for _, st := range []*v1alpha1.ComponentStatus{&tc.Status.PD.ComponentStatus, &tc.Status.TiKV.ComponentStatus,
-		&tc.Status.TiDB.ComponentStatus, &tc.Status.TiFlash.ComponentStatus} {
-		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ComponentDataVolumeDeleting); c != nil && c.Status == metav1.ConditionTrue {
-			return notReady(ReasonDataVolumeDeleting, c.Message)
+	for _, c := range present {
+		st := c.Status(tc)
+		if cond := meta.FindStatusCondition(st.Conditions, v1alpha1.ComponentDataVolumeDeleting); cond != nil && cond.Status == metav1.ConditionTrue {
+			return notReady(ReasonDataVolumeDeleting, cond.Message)
 		}
 	}
-	if pd := tc.Spec.PD; pd != nil {
-		if healthy := healthyPDMembers(tc); healthy != int(pd.Replicas) {
-			return notReady(ReasonPDUnhealthy, fmt.Sprintf("PD(s) are not healthy: %d of %d", healthy, pd.Replicas))
-		}
-	}
-	if kv := tc.Spec.TiKV; kv != nil {
-		if up := upStores(tc.Status.TiKV.Stores); up < int(kv.Replicas) {
-			return notReady(ReasonTiKVStoreNotUp, fmt.Sprintf("TiKV store(s) are not up: %d of %d", up, kv.Replicas))
-		}
-	}
-	if db := tc.Spec.TiDB; db != nil {
-		if healthy := healthyTiDBMembers(tc); healthy < int(db.Replicas) {
-			return notReady(ReasonTiDBUnhealthy, fmt.Sprintf("TiDB(s) are not healthy: %d of %d", healthy, db.Replicas))
-		}
-	}
-	if tf := tc.Spec.TiFlash; tf != nil && built["tiflash"] {
-		if up := upStores(tc.Status.TiFlash.Stores); up < int(tf.Replicas) {
-			return notReady(ReasonTiFlashStoreNotUp, fmt.Sprintf("TiFlash store(s) are not up: %d of %d", up, tf.Replicas))
+	for _, c := range present {
+		if r, ok := c.(component.ReadinessReporter); ok {
+			if reason, msg := r.NotReady(tc); reason != "" {
+				return notReady(reason, msg)
+			}
 		}
 	}
 	return metav1.Condition{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionTrue,
 		Reason: ReasonReady, Message: "TiDB cluster is fully up and running"}
 }
 
-// statefulSetsUpToDate reports whether every present and built component's
+// statefulSetsUpToDate reports whether every present component's
 // StatefulSet exists and has rolled out its update revision; it names the
 // first that has not.
-func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, built map[string]bool) (string, bool) {
-	checks := []struct {
-		name    string
-		present bool
-		status  *v1alpha1.ComponentStatus
-	}{
-		{"pd", tc.Spec.PD != nil, &tc.Status.PD.ComponentStatus},
-		{"tikv", tc.Spec.TiKV != nil, &tc.Status.TiKV.ComponentStatus},
-		{"tidb", tc.Spec.TiDB != nil, &tc.Status.TiDB.ComponentStatus},
-		{"tiflash", tc.Spec.TiFlash != nil, &tc.Status.TiFlash.ComponentStatus},
-	}
-	for _, c := range checks {
-		if !c.present || !built[c.name] {
-			continue
-		}
+func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, present []component.Component) (string, bool) {
+	for _, c := range present {
 		// Scale: replicas differ from the desired ones (a scale-in waiting
 		// for its store to leave, say); Upgrade: a rollout is due or running
 		// (also before the StatefulSet shows a new revision). Neither is a
 		// settled cluster.
-		sts := c.status.StatefulSet
+		status := c.Status(tc)
+		sts := status.StatefulSet
 		if sts == nil || sts.CurrentRevision != sts.UpdateRevision ||
-			c.status.Phase == v1alpha1.ScalePhase || c.status.Phase == v1alpha1.UpgradePhase {
-			return c.name, false
+			status.Phase == v1alpha1.ScalePhase || status.Phase == v1alpha1.UpgradePhase {
+			return c.Name(), false
 		}
 	}
 	return "", true
-}
-
-func healthyPDMembers(tc *v1alpha1.TidbCluster) int {
-	n := 0
-	for _, m := range tc.Status.PD.Members {
-		if m.Health {
-			n++
-		}
-	}
-	return n
-}
-
-func healthyTiDBMembers(tc *v1alpha1.TidbCluster) int {
-	n := 0
-	for _, m := range tc.Status.TiDB.Members {
-		if m.Health {
-			n++
-		}
-	}
-	return n
-}
-
-func upStores(stores map[string]v1alpha1.TiKVStore) int {
-	n := 0
-	for _, s := range stores {
-		if s.State == "Up" {
-			n++
-		}
-	}
-	return n
 }
 
 // setCondition sets cond on conds with the observed generation; the

@@ -19,6 +19,8 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
 
@@ -27,16 +29,11 @@ const (
 	ReasonFailedValidation = "FailedValidation"
 )
 
-// Component is one step of a cluster sync (discovery, PD, TiKV, TiDB …).
-// Components run in the order given; the first that returns an error ends
-// the sync. Sync may change tc.Status (the in-memory status written once
-// at the end) and nothing else of tc.
-type Component interface {
-	// Name labels metrics and logs, e.g. "pd".
-	Name() string
-	// Sync reconciles the component's objects for the defaulted, validated tc.
-	Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error
-}
+// Component is one step of a cluster sync (discovery, PD, TiKV, TiDB …),
+// as package members registers them. Components run in the order given;
+// the first that returns an error ends the sync. Sync may change tc.Status
+// (the in-memory status written once at the end) and nothing else of tc.
+type Component = component.Member
 
 // ControlInterface reconciles one TidbCluster.
 type ControlInterface interface {
@@ -48,6 +45,7 @@ type ControlInterface interface {
 
 type defaultControl struct {
 	components []Component
+	stateful   []component.Component // the StatefulSet components, for conditions and metrics
 	built      map[string]bool // names of the components, for what is not acted on yet
 	checked    checkedObjects  // the object versions whose built objects passed the checks
 	status     StatusUpdater
@@ -66,7 +64,8 @@ func NewDefaultControl(components []Component, updater StatusUpdater, recorder r
 	for _, comp := range components {
 		built[comp.Name()] = true
 	}
-	return &defaultControl{components: components, built: built, status: updater, recorder: recorder, metrics: m, memory: memory}
+	return &defaultControl{components: components, stateful: members.Components(components), built: built,
+		status: updater, recorder: recorder, metrics: m, memory: memory}
 }
 
 func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.TidbCluster) error {
@@ -83,6 +82,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	c.recordSpecReplicas(tc)
 
 	ctx, blockers := flow.WithBlockers(ctx)
+	ctx = flow.WithMemo(ctx)
 	syncErr := c.validate(tc, original)
 	if syncErr == nil {
 		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
@@ -189,7 +189,7 @@ func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error, 
 			Reason: ReasonInvalidSpec, Message: "nothing is applied until the spec is fixed"}, gen)
 		return
 	}
-	ready := readyCondition(tc, c.built)
+	ready := readyCondition(tc, c.stateful)
 	setCondition(conds, ready, gen)
 	degraded := metav1.Condition{Type: v1alpha1.TidbClusterDegraded, Status: metav1.ConditionFalse,
 		Reason: ReasonAsExpected, Message: "the last sync met no error"}
@@ -225,7 +225,7 @@ func (c *defaultControl) recordSpecReplicas(tc *v1alpha1.TidbCluster) {
 	if c.metrics == nil {
 		return
 	}
-	for comp, replicas := range specReplicas(tc) {
+	for comp, replicas := range c.specReplicas(tc) {
 		c.metrics.SetSpecReplicas(tc.Namespace, tc.Name, comp, replicas)
 	}
 }
@@ -251,30 +251,14 @@ func (c *defaultControl) countOutcome(tc *v1alpha1.TidbCluster, err error) {
 	c.metrics.ClusterSynced(tc.Namespace, tc.Name, outcome)
 }
 
-// specReplicas lists the desired replicas of every component the spec has.
-func specReplicas(tc *v1alpha1.TidbCluster) map[string]int32 {
+// specReplicas lists the desired replicas of every registered component
+// the spec has.
+func (c *defaultControl) specReplicas(tc *v1alpha1.TidbCluster) map[string]int32 {
 	out := map[string]int32{}
-	s := tc.Spec
-	if s.PD != nil {
-		out["pd"] = s.PD.Replicas
-	}
-	if s.TiKV != nil {
-		out["tikv"] = s.TiKV.Replicas
-	}
-	if s.TiDB != nil {
-		out["tidb"] = s.TiDB.Replicas
-	}
-	if s.TiFlash != nil {
-		out["tiflash"] = s.TiFlash.Replicas
-	}
-	if s.TiCDC != nil {
-		out["ticdc"] = s.TiCDC.Replicas
-	}
-	if s.Pump != nil {
-		out["pump"] = s.Pump.Replicas
-	}
-	if s.TiProxy != nil {
-		out["tiproxy"] = s.TiProxy.Replicas
+	for _, comp := range c.stateful {
+		if comp.Enabled(tc) {
+			out[comp.Name()] = comp.Replicas(tc)
+		}
 	}
 	return out
 }

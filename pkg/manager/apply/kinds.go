@@ -15,46 +15,58 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
 )
 
-// Applier applies each kind a TidbCluster owns. Reads come from the
-// informer caches only, so a converged sync reads nothing from the API.
+// Applier applies each kind a TidbCluster owns and does the operator's
+// other writes (deletes and annotation patches, writes.go). Reads come from
+// the informer caches only, so a converged sync reads nothing from the API.
 type Applier struct {
-	Kube                 kubernetes.Interface
-	Recorder             record.EventRecorder
-	ServiceLister        corelisters.ServiceLister
-	ConfigMapLister      corelisters.ConfigMapLister
-	StatefulSetLister    appslisters.StatefulSetLister
-	DeploymentLister     appslisters.DeploymentLister
-	ServiceAccountLister corelisters.ServiceAccountLister
-	RoleLister           rbaclisters.RoleLister
-	RoleBindingLister    rbaclisters.RoleBindingLister
+	kube                 kubernetes.Interface
+	recorder             record.EventRecorder
+	serviceLister        corelisters.ServiceLister
+	configMapLister      corelisters.ConfigMapLister
+	statefulSetLister    appslisters.StatefulSetLister
+	deploymentLister     appslisters.DeploymentLister
+	serviceAccountLister corelisters.ServiceAccountLister
+	roleLister           rbaclisters.RoleLister
+	roleBindingLister    rbaclisters.RoleBindingLister
 }
 
-// NewApplier returns the Applier that writes with deps' client and reads
-// from deps' listers.
-func NewApplier(deps *controller.Dependencies) *Applier {
+// Caches are the listers an Applier reads live objects from; a nil lister
+// is allowed for a kind that is never applied.
+type Caches struct {
+	Services        corelisters.ServiceLister
+	ConfigMaps      corelisters.ConfigMapLister
+	StatefulSets    appslisters.StatefulSetLister
+	Deployments     appslisters.DeploymentLister
+	ServiceAccounts corelisters.ServiceAccountLister
+	Roles           rbaclisters.RoleLister
+	RoleBindings    rbaclisters.RoleBindingLister
+}
+
+// NewApplier returns the Applier that writes with kube, records events
+// with recorder (nil: none) and reads live objects from caches.
+func NewApplier(kube kubernetes.Interface, recorder record.EventRecorder, caches Caches) *Applier {
 	return &Applier{
-		Kube:                 deps.KubeClient,
-		Recorder:             deps.Recorder,
-		ServiceLister:        deps.ServiceLister,
-		ConfigMapLister:      deps.ConfigMapLister,
-		StatefulSetLister:    deps.StatefulSetLister,
-		DeploymentLister:     deps.DeploymentLister,
-		ServiceAccountLister: deps.ServiceAccountLister,
-		RoleLister:           deps.RoleLister,
-		RoleBindingLister:    deps.RoleBindingLister,
+		kube:                 kube,
+		recorder:             recorder,
+		serviceLister:        caches.Services,
+		configMapLister:      caches.ConfigMaps,
+		statefulSetLister:    caches.StatefulSets,
+		deploymentLister:     caches.Deployments,
+		serviceAccountLister: caches.ServiceAccounts,
+		roleLister:           caches.Roles,
+		roleBindingLister:    caches.RoleBindings,
 	}
 }
 
 // Service creates or updates desired. It keeps the live ClusterIP(s) and the
 // NodePorts the API server allocated for ports that do not ask for one.
 func (a *Applier) Service(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.Service) (*corev1.Service, error) {
-	c := a.Kube.CoreV1().Services(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*corev1.Service]{
+	c := a.kube.CoreV1().Services(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*corev1.Service]{
 		kind: "Service",
-		get:  func(ns, name string) (*corev1.Service, error) { return a.ServiceLister.Services(ns).Get(name) },
+		get:  func(ns, name string) (*corev1.Service, error) { return a.serviceLister.Services(ns).Get(name) },
 		create: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
@@ -104,10 +116,10 @@ func mergeService(live, desired *corev1.Service) *corev1.Service {
 
 // ConfigMap creates or updates desired; its data is wholly owned.
 func (a *Applier) ConfigMap(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-	c := a.Kube.CoreV1().ConfigMaps(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*corev1.ConfigMap]{
+	c := a.kube.CoreV1().ConfigMaps(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ConfigMap]{
 		kind: "ConfigMap",
-		get:  func(ns, name string) (*corev1.ConfigMap, error) { return a.ConfigMapLister.ConfigMaps(ns).Get(name) },
+		get:  func(ns, name string) (*corev1.ConfigMap, error) { return a.configMapLister.ConfigMaps(ns).Get(name) },
 		create: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
@@ -132,11 +144,11 @@ func (a *Applier) ConfigMap(ctx context.Context, owner *v1alpha1.TidbCluster, de
 // policy and volume claim templates are immutable and kept as they are.
 // Replicas and partition changed by someone else are put back.
 func (a *Applier) StatefulSet(ctx context.Context, owner *v1alpha1.TidbCluster, desired *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
-	c := a.Kube.AppsV1().StatefulSets(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*appsv1.StatefulSet]{
+	c := a.kube.AppsV1().StatefulSets(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.StatefulSet]{
 		kind: "StatefulSet",
 		get: func(ns, name string) (*appsv1.StatefulSet, error) {
-			return a.StatefulSetLister.StatefulSets(ns).Get(name)
+			return a.statefulSetLister.StatefulSets(ns).Get(name)
 		},
 		create: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
@@ -177,10 +189,10 @@ func partition(s *appsv1.StatefulSet) *int32 {
 
 // Deployment creates or updates desired (the discovery Deployment).
 func (a *Applier) Deployment(ctx context.Context, owner *v1alpha1.TidbCluster, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
-	c := a.Kube.AppsV1().Deployments(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*appsv1.Deployment]{
+	c := a.kube.AppsV1().Deployments(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.Deployment]{
 		kind: "Deployment",
-		get:  func(ns, name string) (*appsv1.Deployment, error) { return a.DeploymentLister.Deployments(ns).Get(name) },
+		get:  func(ns, name string) (*appsv1.Deployment, error) { return a.deploymentLister.Deployments(ns).Get(name) },
 		create: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
@@ -210,11 +222,11 @@ func (a *Applier) Deployment(ctx context.Context, owner *v1alpha1.TidbCluster, d
 
 // ServiceAccount creates desired when missing; labels are kept up to date.
 func (a *Applier) ServiceAccount(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
-	c := a.Kube.CoreV1().ServiceAccounts(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*corev1.ServiceAccount]{
+	c := a.kube.CoreV1().ServiceAccounts(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ServiceAccount]{
 		kind: "ServiceAccount",
 		get: func(ns, name string) (*corev1.ServiceAccount, error) {
-			return a.ServiceAccountLister.ServiceAccounts(ns).Get(name)
+			return a.serviceAccountLister.ServiceAccounts(ns).Get(name)
 		},
 		create: func(ctx context.Context, o *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
@@ -232,10 +244,10 @@ func (a *Applier) ServiceAccount(ctx context.Context, owner *v1alpha1.TidbCluste
 
 // Role creates or updates desired's rules.
 func (a *Applier) Role(ctx context.Context, owner *v1alpha1.TidbCluster, desired *rbacv1.Role) (*rbacv1.Role, error) {
-	c := a.Kube.RbacV1().Roles(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*rbacv1.Role]{
+	c := a.kube.RbacV1().Roles(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.Role]{
 		kind: "Role",
-		get:  func(ns, name string) (*rbacv1.Role, error) { return a.RoleLister.Roles(ns).Get(name) },
+		get:  func(ns, name string) (*rbacv1.Role, error) { return a.roleLister.Roles(ns).Get(name) },
 		create: func(ctx context.Context, o *rbacv1.Role) (*rbacv1.Role, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
@@ -257,11 +269,11 @@ func (a *Applier) Role(ctx context.Context, owner *v1alpha1.TidbCluster, desired
 
 // RoleBinding creates or updates desired's subjects (its roleRef is immutable).
 func (a *Applier) RoleBinding(ctx context.Context, owner *v1alpha1.TidbCluster, desired *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
-	c := a.Kube.RbacV1().RoleBindings(desired.Namespace)
-	return apply(ctx, a.Recorder, owner, desired, ops[*rbacv1.RoleBinding]{
+	c := a.kube.RbacV1().RoleBindings(desired.Namespace)
+	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.RoleBinding]{
 		kind: "RoleBinding",
 		get: func(ns, name string) (*rbacv1.RoleBinding, error) {
-			return a.RoleBindingLister.RoleBindings(ns).Get(name)
+			return a.roleBindingLister.RoleBindings(ns).Get(name)
 		},
 		create: func(ctx context.Context, o *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})

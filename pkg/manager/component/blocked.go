@@ -6,30 +6,21 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
-// BlockedBy returns why a component must not restart pods while one of the
-// named components it depends on is scaling or upgrading, or "".
-func BlockedBy(tc *v1alpha1.TidbCluster, deps ...string) string {
-	for _, d := range deps {
-		var phase v1alpha1.MemberPhase
-		switch d {
-		case "pd":
-			if tc.Spec.PD == nil {
-				continue
-			}
-			phase = tc.Status.PD.Phase
-		case "tikv":
-			if tc.Spec.TiKV == nil {
-				continue
-			}
-			phase = tc.Status.TiKV.Phase
-		case "tiflash":
-			if tc.Spec.TiFlash == nil {
-				continue
-			}
-			phase = tc.Status.TiFlash.Phase
+// upgradeBlocker returns why the component must not restart pods now: a
+// component it names (UpgradeBlocked) is present and scaling or upgrading.
+// It returns "" when the component names none or none is busy.
+func (m *Manager) upgradeBlocker(tc *v1alpha1.TidbCluster) string {
+	b, ok := m.comp.(UpgradeBlocked)
+	if !ok {
+		return ""
+	}
+	for _, name := range b.UpgradeBlockers() {
+		peer, ok := m.peers.Get(name)
+		if !ok || !peer.Enabled(tc) {
+			continue
 		}
-		if phase == v1alpha1.UpgradePhase || phase == v1alpha1.ScalePhase {
-			return fmt.Sprintf("%s is in phase %s", d, phase)
+		if phase := peer.Status(tc).Phase; phase == v1alpha1.UpgradePhase || phase == v1alpha1.ScalePhase {
+			return fmt.Sprintf("%s is in phase %s", name, phase)
 		}
 	}
 	return ""

@@ -57,7 +57,7 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.Namespace, Labels: Labels(tc, m.comp.Name())},
 		Data:       data,
 	}
-	if _, err := m.applier.ConfigMap(ctx, tc, cm); err != nil {
+	if _, err := m.writer.ConfigMap(ctx, tc, cm); err != nil {
 		return err
 	}
 	st.configMap = name

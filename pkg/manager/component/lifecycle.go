@@ -24,7 +24,18 @@ const AnnTemplateHash = "tidb.kubetidb.io/template-hash"
 // failover lets the component record failed members and recover them;
 // the failure records raise the desired replicas the planner works toward.
 func (m *Manager) failover(ctx context.Context, st *syncState) error {
-	return m.hooks.Failover(ctx, st.tc)
+	if f, ok := m.comp.(FailoverHandler); ok {
+		return f.Failover(ctx, st.tc)
+	}
+	return nil
+}
+
+// failoverReplicas is the number of extra pods the failure records ask for.
+func (m *Manager) failoverReplicas(tc *v1alpha1.TidbCluster) int32 {
+	if f, ok := m.comp.(FailoverHandler); ok {
+		return f.FailoverReplicas(tc)
+	}
+	return 0
 }
 
 // lifecycle asks the planner for the one next action and carries it out
@@ -64,15 +75,17 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 			return err
 		}
 	case planner.ScaleIn:
-		if err := m.hooks.PreScaleIn(ctx, tc, action.Ordinal); err != nil {
+		if err := m.preScaleIn(ctx, tc, action.Ordinal); err != nil {
 			return err
 		}
 		if err := m.deferDeletePVCs(ctx, tc, action.Ordinal); err != nil {
 			return err
 		}
 	case planner.UpgradePod:
-		if err := m.hooks.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
-			return err
+		if p, ok := m.comp.(UpgradePreparer); ok {
+			if err := p.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
+				return err
+			}
 		}
 	}
 	setReplicas(st.desired, action.Replicas)
@@ -87,15 +100,21 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet, pods map[int32]*corev1.Pod, templateChanged bool) planner.Component {
 	replicas := *live.Spec.Replicas
 	c := planner.Component{
-		Desired:      m.comp.Replicas(tc) + m.hooks.FailoverReplicas(tc),
+		Desired:      m.comp.Replicas(tc) + m.failoverReplicas(tc),
 		Replicas:     replicas,
 		Partition:    replicas,
 		Rolling:      templateChanged || upgrading(live),
 		Pods:         map[int32]planner.Pod{},
-		ScaleOutStep: m.hooks.ScaleOutStep(tc),
-		Force:        m.hooks.ForceUpgrade(tc),
-		BlockedBy:    m.hooks.UpgradeBlocker(tc),
+		ScaleOutStep: 1,
+		BlockedBy:    m.upgradeBlocker(tc),
 	}
+	if s, ok := m.comp.(ScaleOutStepper); ok {
+		c.ScaleOutStep = s.ScaleOutStep(tc)
+	}
+	if f, ok := m.comp.(ForceUpgrader); ok {
+		c.Force = f.ForceUpgrade(tc)
+	}
+	health, _ := m.comp.(HealthChecker)
 	if ru := live.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
 		c.Partition = *ru.Partition
 	}
@@ -109,7 +128,7 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 			Exists:  true,
 			Ready:   PodReady(p),
 			Updated: live.Status.UpdateRevision == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] == live.Status.UpdateRevision,
-			Healthy: m.hooks.PodHealthy(tc, p.Name),
+			Healthy: health == nil || health.PodHealthy(tc, p.Name),
 		}
 	}
 	return c
@@ -123,17 +142,29 @@ func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Comp
 	if !c.Rolling && st.prevPhase != v1alpha1.UpgradePhase {
 		return nil
 	}
-	for o, p := range c.Pods {
-		if p.Updated && p.Available() && (o >= c.Partition || !c.Rolling) {
-			if err := m.hooks.PostUpgradePod(ctx, st.tc, o); err != nil {
-				return err
+	if undo, ok := m.comp.(UpgradeUndoer); ok {
+		for o, p := range c.Pods {
+			if p.Updated && p.Available() && (o >= c.Partition || !c.Rolling) {
+				if err := undo.PostUpgradePod(ctx, st.tc, o); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	if c.Rolling {
-		return nil
+	if f, ok := m.comp.(UpgradeFinisher); ok && !c.Rolling {
+		return f.EndUpgrade(ctx, st.tc)
 	}
-	return m.hooks.EndUpgrade(ctx, st.tc)
+	return nil
+}
+
+// preScaleIn lets the component release the ordinal; a component without
+// a ScaleInPreparer refuses to scale in.
+func (m *Manager) preScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
+	p, ok := m.comp.(ScaleInPreparer)
+	if !ok {
+		return flow.Requeue("scale-in is not supported for %s", m.comp.Name())
+	}
+	return p.PreScaleIn(ctx, tc, ordinal)
 }
 
 // annotateTemplateHash records the hash of the desired pod template.

@@ -17,18 +17,17 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
-// Manager runs the skeleton for one component. It implements the
-// TidbCluster control's Component interface (Name and Sync).
+// Manager runs the skeleton for one component. It is a Member of the
+// TidbCluster sync and reports the component to the controller's
+// conditions, metrics and render through Component.
 type Manager struct {
 	comp     Component
-	hooks    Hooks
-	applier  *apply.Applier
+	writer   *apply.Applier
 	sts      appslisters.StatefulSetLister
 	pods     corelisters.PodLister
 	cms      corelisters.ConfigMapLister
@@ -36,21 +35,26 @@ type Manager struct {
 	kube     kubernetes.Interface
 	clock    clock.PassiveClock
 	recorder record.EventRecorder
+	peers    *Peers
 }
 
-// NewManager returns the skeleton for comp. hooks may be nil (NoHooks):
-// scale-in of the component is then refused and upgrades need no preparation.
-func NewManager(comp Component, hooks Hooks, applier *apply.Applier, deps *controller.Dependencies) *Manager {
-	if hooks == nil {
-		hooks = NoHooks{}
+// NewManager returns the skeleton for comp over env's write layer and
+// caches, and registers comp in env.Peers.
+func NewManager(comp Component, env *Env) *Manager {
+	if env.Peers == nil {
+		env.Peers = &Peers{}
 	}
-	return &Manager{comp: comp, hooks: hooks, applier: applier,
-		sts: deps.StatefulSetLister, pods: deps.PodLister, cms: deps.ConfigMapLister,
-		pvcs: deps.PVCLister, kube: deps.KubeClient, clock: deps.Clock, recorder: deps.Recorder}
+	env.Peers.Add(comp)
+	return &Manager{comp: comp, writer: env.Writer,
+		sts: env.StatefulSets, pods: env.Pods, cms: env.ConfigMaps,
+		pvcs: env.PVCs, kube: env.Kube, clock: env.Clock, recorder: env.Recorder, peers: env.Peers}
 }
 
 // Name is the component's name.
 func (m *Manager) Name() string { return m.comp.Name() }
+
+// Component is the component the skeleton runs.
+func (m *Manager) Component() Component { return m.comp }
 
 // syncState carries what one sync learned from step to step.
 type syncState struct {
@@ -143,10 +147,12 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	// keeps the members its last sync read from PD or TiDB.
 	if unchanged && flow.RecentObservation(ctx) {
 		klog.FromContext(ctx).V(4).Info("members observed recently; not asking again")
-	} else if err := m.comp.Observe(ctx, tc, live); err != nil {
-		klog.FromContext(ctx).Info("could not observe members", "err", err)
+	} else if o, ok := m.comp.(Observer); ok {
+		if err := o.Observe(ctx, tc, live); err != nil {
+			klog.FromContext(ctx).Info("could not observe members", "err", err)
+		}
 	}
-	status.Phase = phase(m.comp.Replicas(tc)+m.hooks.FailoverReplicas(tc), live)
+	status.Phase = phase(m.comp.Replicas(tc)+m.failoverReplicas(tc), live)
 	return nil
 }
 
@@ -158,15 +164,17 @@ func (m *Manager) pauseGuard(_ context.Context, st *syncState) error {
 }
 
 func (m *Manager) gate(_ context.Context, st *syncState) error {
-	if reason := m.comp.Gate(st.tc); reason != "" {
-		return flow.Requeue("%s", reason)
+	if g, ok := m.comp.(Gated); ok {
+		if reason := g.Gate(st.tc); reason != "" {
+			return flow.Requeue("%s", reason)
+		}
 	}
 	return nil
 }
 
 func (m *Manager) syncServices(ctx context.Context, st *syncState) error {
 	for _, svc := range m.comp.Services(st.tc) {
-		if _, err := m.applier.Service(ctx, st.tc, svc); err != nil {
+		if _, err := m.writer.Service(ctx, st.tc, svc); err != nil {
 			return err
 		}
 	}
@@ -194,14 +202,14 @@ func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
 		return nil
 	}
 	setReplicas(st.desired, m.comp.Replicas(st.tc))
-	if _, err := m.applier.StatefulSet(ctx, st.tc, st.desired); err != nil {
+	if _, err := m.writer.StatefulSet(ctx, st.tc, st.desired); err != nil {
 		return err
 	}
 	return flow.Requeue("created StatefulSet %s; waiting for its pods", st.desired.Name)
 }
 
 func (m *Manager) apply(ctx context.Context, st *syncState) error {
-	_, err := m.applier.StatefulSet(ctx, st.tc, st.desired)
+	_, err := m.writer.StatefulSet(ctx, st.tc, st.desired)
 	return err
 }
 

@@ -2,18 +2,16 @@ package component
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/planner"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -84,10 +82,9 @@ func (m *Manager) deferDeletePVCs(ctx context.Context, tc *v1alpha1.TidbCluster,
 		if _, ok := pvc.Annotations[label.AnnPVCDeferDeleting]; ok {
 			continue
 		}
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		if err := m.writer.AnnotatePVC(ctx, tc, name, map[string]string{
 			label.AnnPVCDeferDeleting: m.clock.Now().UTC().Format(time.RFC3339),
-		}}})
-		if _, err := m.kube.CoreV1().PersistentVolumeClaims(tc.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		}); err != nil {
 			return fmt.Errorf("mark PVC %s defer-deleting: %w", name, err)
 		}
 	}
@@ -119,13 +116,9 @@ func (m *Manager) dropStalePVCs(ctx context.Context, tc *v1alpha1.TidbCluster, f
 			if pvc.DeletionTimestamp != nil {
 				continue
 			}
-			err = m.kube.CoreV1().PersistentVolumeClaims(tc.Namespace).Delete(ctx, name, metav1.DeleteOptions{
-				Preconditions: &metav1.Preconditions{UID: &pvc.UID}})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("delete stale PVC %s: %w", name, err)
+			if err := m.writer.DeletePVC(ctx, tc, name, apply.UIDIs(pvc.UID), "of a removed member, before scaling out"); err != nil {
+				return err
 			}
-			m.recorder.Eventf(tc, corev1.EventTypeNormal, "SuccessfulDelete",
-				"delete PVC %s of a removed member before scaling out in TidbCluster %s successful", name, tc.Name)
 		}
 	}
 	if stale > 0 {

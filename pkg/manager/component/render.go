@@ -44,3 +44,8 @@ func Desired(tc *v1alpha1.TidbCluster, comp Component) ([]metav1.Object, error) 
 	setReplicas(sts, comp.Replicas(tc))
 	return append(out, sts), nil
 }
+
+// Desired returns the objects the skeleton would write for tc (render).
+func (m *Manager) Desired(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
+	return Desired(tc, m.comp)
+}

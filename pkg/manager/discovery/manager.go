@@ -7,10 +7,12 @@ package discovery
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/precheck"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -21,9 +23,18 @@ type Manager struct {
 	image   string
 }
 
-// NewManager returns a manager that runs discovery pods with image.
-func NewManager(applier *apply.Applier, image string) *Manager {
-	return &Manager{applier: applier, image: image}
+// New returns a manager that writes through env.Writer and runs discovery
+// pods with env.DiscoveryImage.
+func New(env *component.Env) *Manager {
+	return &Manager{applier: env.Writer, image: env.DiscoveryImage}
+}
+
+// Desired returns the objects Sync would apply for tc (render).
+func (m *Manager) Desired(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
+	if tc.Spec.PD == nil && !tc.Spec.AcrossK8s {
+		return nil, nil
+	}
+	return Objects(tc, m.image), nil
 }
 
 // Name is "discovery".

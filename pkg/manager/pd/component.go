@@ -8,27 +8,43 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
-// Component is PD as the skeleton sees it.
+// Component is PD as the skeleton sees it, with its lifecycle hooks: never
+// restart or remove the PD leader without first handing leadership to
+// another healthy member, and delete a member from PD before its pod goes.
 type Component struct {
-	pd    pdapi.Control
-	clock clock.PassiveClock
+	pd       pdapi.Control
+	clock    clock.PassiveClock
+	failover component.FailoverConfig
+	writer   *apply.Applier
+	recorder record.EventRecorder
 }
 
-// New returns the PD component, reaching PD through pd and stamping
-// transitions with clk.
-func New(pd pdapi.Control, clk clock.PassiveClock) *Component {
-	return &Component{pd: pd, clock: clk}
+// New returns the PD component over env: it reaches PD through env.PD,
+// stamps transitions with env.Clock and deletes through env.Writer.
+func New(env *component.Env) *Component {
+	return &Component{pd: env.PD, clock: env.Clock, failover: env.Failover(names.PD), writer: env.Writer, recorder: env.Recorder}
 }
 
-var _ component.Component = (*Component)(nil)
+var (
+	_ component.Component         = (*Component)(nil)
+	_ component.Observer          = (*Component)(nil)
+	_ component.ScaleInPreparer   = (*Component)(nil)
+	_ component.UpgradePreparer   = (*Component)(nil)
+	_ component.HealthChecker     = (*Component)(nil)
+	_ component.ForceUpgrader     = (*Component)(nil)
+	_ component.ReadinessReporter = (*Component)(nil)
+	_ component.FailoverHandler   = (*Component)(nil)
+)
 
 // Name is "pd".
 func (c *Component) Name() string { return names.PD }
@@ -43,9 +59,6 @@ func (c *Component) Replicas(tc *v1alpha1.TidbCluster) int32 { return tc.Spec.PD
 func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
 	return &tc.Status.PD.ComponentStatus
 }
-
-// Gate returns "": PD depends on nothing.
-func (c *Component) Gate(*v1alpha1.TidbCluster) string { return "" }
 
 // Services returns <tc>-pd and <tc>-pd-peer.
 func (c *Component) Services(tc *v1alpha1.TidbCluster) []*corev1.Service { return newServices(tc) }

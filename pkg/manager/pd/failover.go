@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -17,7 +16,7 @@ import (
 
 // FailoverReplicas is one extra member per failed member already deleted
 // from PD, so the cluster keeps its size while the failed one is rebuilt.
-func (h *Hooks) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
+func (c *Component) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
 	n := int32(0)
 	for _, f := range tc.Status.PD.FailureMembers {
 		if f.MemberDeleted {
@@ -34,19 +33,19 @@ func (h *Hooks) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
 // member; one extra member is added meanwhile. It recovers (the extra
 // member leaves through the normal scale-in) once every desired member is
 // healthy. One step per sync.
-func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+func (c *Component) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	s := &tc.Status.PD
-	if err := h.removeOrphanMembers(ctx, tc); err != nil {
+	if err := c.removeOrphanMembers(ctx, tc); err != nil {
 		return err
 	}
 	if allMembersHealthy(tc) {
 		if len(s.FailureMembers) > 0 {
-			h.recorder.Eventf(tc, corev1.EventTypeNormal, "Recovery", "every PD member is healthy again; removing %d failover member(s)", len(s.FailureMembers))
+			c.recorder.Eventf(tc, corev1.EventTypeNormal, "Recovery", "every PD member is healthy again; removing %d failover member(s)", len(s.FailureMembers))
 		}
 		s.FailureMembers = nil
 		return nil
 	}
-	if !h.failover.Enabled || !s.Synced || component.MaxFailover(tc.Spec.PD.MaxFailoverCount) == 0 {
+	if !c.failover.Enabled || !s.Synced || component.MaxFailover(tc.Spec.PD.MaxFailoverCount) == 0 {
 		return nil
 	}
 	// Quorum is counted from the members PD has (a cluster scaling out from
@@ -65,42 +64,42 @@ func (h *Hooks) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 		if !hasQuorum {
 			return flow.Requeue("PD failover of %s waits: %d of %d PD members healthy, more than half needed", name, healthy, members)
 		}
-		return h.replaceMember(ctx, tc, name, f)
+		return c.replaceMember(ctx, tc, name, f)
 	}
-	if !hasQuorum || h.FailoverReplicas(tc) >= component.MaxFailover(tc.Spec.PD.MaxFailoverCount) {
+	if !hasQuorum || c.FailoverReplicas(tc) >= component.MaxFailover(tc.Spec.PD.MaxFailoverCount) {
 		return nil
 	}
-	return h.markFailure(tc)
+	return c.markFailure(tc)
 }
 
 // markFailure records the first desired member unhealthy past the period.
-func (h *Hooks) markFailure(tc *v1alpha1.TidbCluster) error {
+func (c *Component) markFailure(tc *v1alpha1.TidbCluster) error {
 	s := &tc.Status.PD
-	now := h.clock.Now()
+	now := c.clock.Now()
 	for o := int32(0); o < tc.Spec.PD.Replicas; o++ {
 		name := names.Pod(tc.Name, names.PD, o)
 		m, ok := s.Members[name]
 		if _, recorded := s.FailureMembers[name]; recorded || !ok || m.Health ||
-			!component.Expired(m.LastTransitionTime.Time, h.failover.Period, now) {
+			!component.Expired(m.LastTransitionTime.Time, c.failover.Period, now) {
 			continue
 		}
 		if s.FailureMembers == nil {
 			s.FailureMembers = map[string]v1alpha1.PDFailureMember{}
 		}
 		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: name, MemberID: m.ID, CreatedAt: metav1.NewTime(now)}
-		h.recorder.Eventf(tc, corev1.EventTypeWarning, "PDMemberUnhealthy", "PD member %s is unhealthy; it will be replaced", name)
+		c.recorder.Eventf(tc, corev1.EventTypeWarning, "PDMemberUnhealthy", "PD member %s is unhealthy; it will be replaced", name)
 		return flow.Requeue("PD member %s failed; replacing it", name)
 	}
 	return nil
 }
 
 // replaceMember deletes a failed member from PD, then its PVCs and its pod.
-func (h *Hooks) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster, name string, f v1alpha1.PDFailureMember) error {
+func (c *Component) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster, name string, f v1alpha1.PDFailureMember) error {
 	id, err := strconv.ParseUint(f.MemberID, 10, 64)
 	if err != nil {
 		return fmt.Errorf("member ID %q of %s: %w", f.MemberID, name, err)
 	}
-	if err := h.client(tc).DeleteMemberByID(ctx, id); err != nil {
+	if err := c.client(tc).DeleteMemberByID(ctx, id); err != nil {
 		return fmt.Errorf("delete PD member %s: %w", name, err)
 	}
 	ordinal, err := names.Ordinal(name)
@@ -108,15 +107,16 @@ func (h *Hooks) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster, nam
 		return err
 	}
 	pvc := names.PVC(dataVolume, tc.Name, names.PD, ordinal)
-	if err := h.kube.CoreV1().PersistentVolumeClaims(tc.Namespace).Delete(ctx, pvc, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete PVC %s of failed member: %w", pvc, err)
+	why := "failover of PD member " + name
+	if err := c.writer.DeletePVC(ctx, tc, pvc, nil, why); err != nil {
+		return err
 	}
-	if err := h.kube.CoreV1().Pods(tc.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete pod %s of failed member: %w", name, err)
+	if err := c.writer.DeletePod(ctx, tc, name, nil, why); err != nil {
+		return err
 	}
 	f.MemberDeleted = true
 	tc.Status.PD.FailureMembers[name] = f
-	h.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted with its pod and data; it rejoins as a new member", name)
+	c.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted with its pod and data; it rejoins as a new member", name)
 	return nil
 }
 
@@ -125,12 +125,12 @@ func (h *Hooks) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster, nam
 // after its member was deleted (it was still starting), and such a member
 // would stay in PD, unhealthy, for ever. Members of ordinals still wanted,
 // or whose pod still exists, are left to scale-in and failover.
-func (h *Hooks) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+func (c *Component) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	s := &tc.Status.PD
 	if !s.Synced || s.StatefulSet == nil {
 		return nil
 	}
-	wanted := max(tc.Spec.PD.Replicas+h.FailoverReplicas(tc), s.StatefulSet.Replicas)
+	wanted := max(tc.Spec.PD.Replicas+c.FailoverReplicas(tc), s.StatefulSet.Replicas)
 	for name, m := range s.Members {
 		ordinal, err := names.Ordinal(name)
 		if err != nil || ordinal < wanted {
@@ -140,11 +140,11 @@ func (h *Hooks) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCluste
 		if err != nil {
 			continue
 		}
-		if err := h.client(tc).DeleteMemberByID(ctx, id); err != nil {
+		if err := c.client(tc).DeleteMemberByID(ctx, id); err != nil {
 			return fmt.Errorf("delete PD member %s, which has no pod: %w", name, err)
 		}
 		delete(s.Members, name)
-		h.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted",
+		c.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted",
 			"PD member %s has no pod (ordinal %d, %d wanted) and was removed from PD", name, ordinal, wanted)
 	}
 	return nil

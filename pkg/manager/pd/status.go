@@ -144,3 +144,25 @@ func Available(tc *v1alpha1.TidbCluster) (bool, string) {
 	}
 	return true, ""
 }
+
+// ClientFor returns the client of the PD that tc's stores and servers use:
+// the cluster's own PD, the PD of the cluster spec.cluster names, or the
+// first of spec.pdAddresses.
+func ClientFor(ctl pdapi.Control, tc *v1alpha1.TidbCluster) pdapi.Client {
+	opts := ClientOptions(tc)
+	if tc.Spec.PD != nil {
+		return ctl.GetPDClient(tc.Namespace, tc.Name, opts)
+	}
+	if ref := tc.Spec.Cluster; ref != nil && ref.Name != "" {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = tc.Namespace
+		}
+		opts.ClusterDomain = ref.ClusterDomain
+		return ctl.GetPDClient(ns, ref.Name, opts)
+	}
+	if len(tc.Spec.PDAddresses) > 0 {
+		opts.ClientURL = tc.Spec.PDAddresses[0]
+	}
+	return ctl.GetPDClient(tc.Namespace, tc.Name, opts)
+}

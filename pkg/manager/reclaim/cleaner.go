@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
@@ -26,7 +25,6 @@ type Cleaner struct {
 	pods     corelisters.PodLister
 	sts      appslisters.StatefulSetLister
 	pvs      *volumes
-	recorder record.EventRecorder
 }
 
 // Name labels metrics and logs.
@@ -93,19 +91,10 @@ func (c *Cleaner) remove(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *cor
 	if err := c.pvs.ensure(ctx, tc, pvc, corev1.PersistentVolumeReclaimDelete); err != nil {
 		return err
 	}
-	err := c.pvs.kube.CoreV1().PersistentVolumeClaims(pvc.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &pvc.UID, ResourceVersion: &pvc.ResourceVersion}})
-	switch {
-	case apierrors.IsConflict(err):
+	err := c.pvs.writer.DeletePVC(ctx, tc, pvc.Name,
+		&metav1.Preconditions{UID: &pvc.UID, ResourceVersion: &pvc.ResourceVersion}, "of removed pod "+pod)
+	if apierrors.IsConflict(err) {
 		return flow.Requeue("PVC %s changed since it was read", pvc.Name)
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		c.recorder.Eventf(tc, corev1.EventTypeWarning, "FailedDelete", "delete PVC %s of removed pod %s in TidbCluster %s failed: %v",
-			pvc.Name, pod, tc.Name, err)
-		return fmt.Errorf("delete PVC %s: %w", pvc.Name, err)
 	}
-	c.recorder.Eventf(tc, corev1.EventTypeNormal, "SuccessfulDelete", "delete PVC %s of removed pod %s in TidbCluster %s successful",
-		pvc.Name, pod, tc.Name)
-	return nil
+	return err
 }

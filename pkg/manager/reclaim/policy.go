@@ -7,7 +7,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
 // PolicyManager is the first step of a cluster sync: it gives the PV of
@@ -19,12 +19,19 @@ type PolicyManager struct {
 	pvs  *volumes
 }
 
-// New returns the reclaim-policy step (run first) and the PVC cleaner (run
-// last) of a cluster sync over deps' caches.
-func New(deps *controller.Dependencies) (*PolicyManager, *Cleaner) {
-	pvs := &volumes{kube: deps.KubeClient, lister: deps.PVLister}
-	return &PolicyManager{pvcs: deps.PVCLister, pvs: pvs},
-		&Cleaner{pvcs: deps.PVCLister, pods: deps.PodLister, sts: deps.StatefulSetLister, pvs: pvs, recorder: deps.Recorder}
+// NewPolicy returns the reclaim-policy step of a cluster sync (run first)
+// over env's caches and write layer.
+func NewPolicy(env *component.Env) *PolicyManager {
+	return &PolicyManager{pvcs: env.PVCs, pvs: newVolumes(env)}
+}
+
+// NewCleaner returns the PVC cleaner of a cluster sync (run last).
+func NewCleaner(env *component.Env) *Cleaner {
+	return &Cleaner{pvcs: env.PVCs, pods: env.Pods, sts: env.StatefulSets, pvs: newVolumes(env)}
+}
+
+func newVolumes(env *component.Env) *volumes {
+	return &volumes{kube: env.Kube, writer: env.Writer, lister: env.PVs}
 }
 
 // Name labels metrics and logs.

@@ -10,26 +10,25 @@ package reclaim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 )
 
 // NamespaceLabelKey on a PV names the namespace of the cluster it serves.
 const NamespaceLabelKey = "app.kubernetes.io/namespace"
 
-// volumes reads PVs from the cache and patches them.
+// volumes reads PVs from the cache and patches them through the write layer.
 type volumes struct {
-	kube   kubernetes.Interface
+	kube   kubernetes.Interface // reads only: pods the cache may lag behind on
+	writer *apply.Applier
 	lister corelisters.PersistentVolumeLister // nil: PVs are off limits
 }
 
@@ -45,11 +44,7 @@ func (v *volumes) ensure(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *cor
 	if err == nil && pv.Spec.PersistentVolumeReclaimPolicy == policy && labels.SelectorFromSet(want).Matches(labels.Set(pv.Labels)) {
 		return nil
 	}
-	patch, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"labels": want},
-		"spec":     map[string]any{"persistentVolumeReclaimPolicy": policy},
-	})
-	if _, err := v.kube.CoreV1().PersistentVolumes().Patch(ctx, pvc.Spec.VolumeName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := v.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, policy, want); err != nil {
 		return fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", policy, pvc.Spec.VolumeName, pvc.Name, err)
 	}
 	return nil

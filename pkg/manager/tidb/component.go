@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -19,21 +20,45 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 )
 
-// Component is TiDB as the skeleton sees it.
+// Component is TiDB as the skeleton sees it, with its lifecycle hooks.
+// TiDB servers keep no data, so a pod may be removed or restarted without
+// preparation, and failover simply adds a server for each one unhealthy
+// past the grace period.
 type Component struct {
-	tidb  tidbapi.Client
-	pods  corelisters.PodLister
-	clock clock.PassiveClock
+	tidb     tidbapi.Client
+	pods     corelisters.PodLister
+	clock    clock.PassiveClock
+	failover component.FailoverConfig
+	recorder record.EventRecorder
 }
 
-// New returns the TiDB component: it asks each server's health through the
-// status-port client tidb, reads the pods' nodes from pods and stamps
-// health transitions with clk.
-func New(tidb tidbapi.Client, pods corelisters.PodLister, clk clock.PassiveClock) *Component {
-	return &Component{tidb: tidb, pods: pods, clock: clk}
+// New returns the TiDB component over env: it asks each server's health
+// through a status-port client on env.HTTP, reads the pods' nodes from
+// env.Pods and stamps health transitions with env.Clock.
+func New(env *component.Env) *Component {
+	var client tidbapi.Client
+	if env.HTTP != nil {
+		client = tidbapi.NewClient(env.HTTP, 0)
+	}
+	return NewWithClient(env, client)
 }
 
-var _ component.Component = (*Component)(nil)
+// NewWithClient is New with the status-port client given (tests, benchmarks).
+func NewWithClient(env *component.Env, client tidbapi.Client) *Component {
+	return &Component{tidb: client, pods: env.Pods, clock: env.Clock, failover: env.Failover(names.TiDB), recorder: env.Recorder}
+}
+
+var (
+	_ component.Component         = (*Component)(nil)
+	_ component.Observer          = (*Component)(nil)
+	_ component.Gated             = (*Component)(nil)
+	_ component.ReadinessReporter = (*Component)(nil)
+	_ component.ScaleInPreparer   = (*Component)(nil)
+	_ component.HealthChecker     = (*Component)(nil)
+	_ component.UpgradeBlocked    = (*Component)(nil)
+	_ component.ScaleOutStepper   = (*Component)(nil)
+	_ component.FailoverHandler   = (*Component)(nil)
+)
 
 // Name is "tidb".
 func (c *Component) Name() string { return names.TiDB }

@@ -5,32 +5,67 @@
 package tikv
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/manager/store"
 	"github.com/kubetidb/tidb-operator/pkg/names"
-	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
-// Component is TiKV as the skeleton sees it.
+// Component is TiKV as the skeleton sees it. The store lifecycle it
+// shares with TiFlash (status from PD, scale-in through Tombstone,
+// failover, health) is the embedded store.Lifecycle; TiKV adds leader
+// eviction around restarts (hooks.go).
 type Component struct {
-	pd    pdapi.Control
-	clock clock.PassiveClock
+	*store.Lifecycle
+	writer   *apply.Applier
+	pods     corelisters.PodLister
+	recorder record.EventRecorder
+	clock    clock.PassiveClock
 }
 
-// New returns the TiKV component, reading stores from PD through pd and
-// stamping state transitions with clk.
-func New(pd pdapi.Control, clk clock.PassiveClock) *Component {
-	return &Component{pd: pd, clock: clk}
+// Kind is TiKV's store kind: stores without the engine=tiflash label.
+var Kind = store.Kind{
+	Component: names.TiKV,
+	Status:    func(tc *v1alpha1.TidbCluster) *v1alpha1.TiKVStatus { return &tc.Status.TiKV },
+	Spec: func(tc *v1alpha1.TidbCluster) store.Spec {
+		kv := tc.Spec.TiKV
+		s := store.Spec{Replicas: kv.Replicas, MaxFailoverCount: kv.MaxFailoverCount, RecoverFailover: kv.RecoverFailover}
+		if kv.Failover != nil {
+			s.RecoverByUID = string(kv.Failover.RecoverByUID)
+		}
+		return s
+	},
+	NotUpReason: "TiKVStoreNotUp",
+	Label:       "TiKV",
 }
 
-var _ component.Component = (*Component)(nil)
+// New returns the TiKV component over env.
+func New(env *component.Env) *Component {
+	return &Component{Lifecycle: store.New(Kind, env), writer: env.Writer, pods: env.Pods, recorder: env.Recorder, clock: env.Clock}
+}
+
+var (
+	_ component.Component         = (*Component)(nil)
+	_ component.Observer          = (*Component)(nil)
+	_ component.Gated             = (*Component)(nil)
+	_ component.ReadinessReporter = (*Component)(nil)
+	_ component.ScaleInPreparer   = (*Component)(nil)
+	_ component.UpgradePreparer   = (*Component)(nil)
+	_ component.UpgradeUndoer     = (*Component)(nil)
+	_ component.UpgradeFinisher   = (*Component)(nil)
+	_ component.HealthChecker     = (*Component)(nil)
+	_ component.UpgradeBlocked    = (*Component)(nil)
+	_ component.ScaleOutStepper   = (*Component)(nil)
+	_ component.FailoverHandler   = (*Component)(nil)
+)
 
 // Name is "tikv".
 func (c *Component) Name() string { return names.TiKV }
@@ -67,14 +102,4 @@ func (c *Component) ConfigData(tc *v1alpha1.TidbCluster) (map[string]string, err
 // StatefulSet returns <tc>-tikv.
 func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.StatefulSet, error) {
 	return newStatefulSet(tc, configMap)
-}
-
-// Observe fills status.tikv stores from PD; see observeStores. Before the
-// StatefulSet exists no store can have registered, so PD is not asked.
-func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
-	if sts == nil {
-		tc.Status.TiKV.Synced = false
-		return nil
-	}
-	return observeStores(ctx, c.pd, c.clock, tc)
 }

@@ -1,0 +1,109 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// The writes below are the operator's only deletes and patches of pods,
+// PVCs and PVs. A delete records SuccessfulDelete (batched per sync) or a
+// Warning FailedDelete event on owner naming the object and why, so a user
+// reading the cluster's events sees every pod and volume the operator
+// removed; an object already gone counts as deleted. A patch (annotations,
+// PV reclaim policy) records only its failure, as a Warning FailedPatch:
+// they are bookkeeping, and an event each would double a new cluster's
+// writes.
+
+// DeletePod deletes the pod name under the preconditions pre (nil: none),
+// for the reason given ("failover of PD member basic-pd-1"). A failed
+// precondition is returned as the API's Conflict, wrapped.
+func (a *Applier) DeletePod(ctx context.Context, owner *v1alpha1.TidbCluster, name string, pre *metav1.Preconditions, reason string) error {
+	err := a.kube.CoreV1().Pods(owner.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
+	return a.recordDelete(ctx, owner, "Pod", name, reason, err)
+}
+
+// DeletePVC deletes the PVC name under the preconditions pre (nil: none),
+// for the reason given. Callers must have made sure the data may go.
+func (a *Applier) DeletePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, pre *metav1.Preconditions, reason string) error {
+	err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
+	return a.recordDelete(ctx, owner, "PersistentVolumeClaim", name, reason, err)
+}
+
+// UIDIs is the precondition that the object is still the one with uid.
+func UIDIs(uid types.UID) *metav1.Preconditions { return &metav1.Preconditions{UID: &uid} }
+
+// AnnotatePod merges annotations into the pod name's annotations (a value
+// of "" is kept as the empty string).
+func (a *Applier) AnnotatePod(ctx context.Context, owner *v1alpha1.TidbCluster, name string, annotations map[string]string) error {
+	patch := metaPatch(nil, annotations)
+	_, err := a.kube.CoreV1().Pods(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "Pod", name, err)
+}
+
+// AnnotatePVC merges annotations into the PVC name's annotations.
+func (a *Applier) AnnotatePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, annotations map[string]string) error {
+	patch := metaPatch(nil, annotations)
+	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
+}
+
+// PatchPV sets the PV name's reclaim policy (when policy is not "") and
+// merges labels into its labels.
+func (a *Applier) PatchPV(ctx context.Context, owner *v1alpha1.TidbCluster, name string,
+	policy corev1.PersistentVolumeReclaimPolicy, labels map[string]string) error {
+	body := map[string]any{}
+	if len(labels) > 0 {
+		body["metadata"] = map[string]any{"labels": labels}
+	}
+	if policy != "" {
+		body["spec"] = map[string]any{"persistentVolumeReclaimPolicy": policy}
+	}
+	patch, _ := json.Marshal(body)
+	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
+}
+
+func metaPatch(labels, annotations map[string]string) []byte {
+	meta := map[string]any{}
+	if len(labels) > 0 {
+		meta["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
+	b, _ := json.Marshal(map[string]any{"metadata": meta})
+	return b
+}
+
+func (a *Applier) recordDelete(ctx context.Context, owner *v1alpha1.TidbCluster, kind, name, reason string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	label := name
+	if reason != "" {
+		label = fmt.Sprintf("%s (%s)", name, reason)
+	}
+	if !apierrors.IsConflict(err) { // the object changed since it was read: not a failure
+		recordEvent(ctx, a.recorder, owner, "Delete", kind, label, err)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s %s/%s: %w", kind, owner.Namespace, name, err)
+	}
+	return nil
+}
+
+func (a *Applier) recordPatch(ctx context.Context, owner *v1alpha1.TidbCluster, kind, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	recordEvent(ctx, a.recorder, owner, "Patch", kind, name, err)
+	return fmt.Errorf("patch %s %s/%s: %w", kind, owner.Namespace, name, err)
+}

@@ -1,0 +1,101 @@
+package component
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// The optional hooks a Component may implement. The skeleton type-asserts
+// each; a component without one gets the behaviour its doc names. A hook
+// returns nil when the action may proceed, a flow.RequeueError to wait, or
+// an error.
+
+// Observer fills the component-specific status (PD members, stores, TiDB
+// health) from the component's own API. A component that cannot be reached
+// records that in status and returns nil; an error is logged and does not
+// stop the sync. Without it only the StatefulSet's status is recorded.
+type Observer interface {
+	Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error
+}
+
+// Gated components wait for the ones they depend on: Gate returns "" when
+// they are available, else why this one must wait ("waiting for PD quorum:
+// 1 of 3 healthy"). Without it the component never waits.
+type Gated interface {
+	Gate(tc *v1alpha1.TidbCluster) string
+}
+
+// ReadinessReporter says why the component keeps the cluster from Ready:
+// a reason of the TiDB Operator's Ready condition (PDUnhealthy,
+// TiKVStoreNotUp …) and a message, or "" when its members are healthy.
+// Without it the component is ready once its StatefulSet is.
+type ReadinessReporter interface {
+	NotReady(tc *v1alpha1.TidbCluster) (reason, message string)
+}
+
+// ScaleInPreparer prepares removing the pod with ordinal (delete the PD
+// member, take the store to Tombstone) and returns nil once it may go.
+// Without it the component refuses to scale in: removing a member needs
+// the component's own preparation.
+type ScaleInPreparer interface {
+	PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+}
+
+// UpgradePreparer prepares restarting the pod with ordinal (transfer the
+// PD leader, evict TiKV leaders) and returns nil once it may restart.
+type UpgradePreparer interface {
+	PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+}
+
+// UpgradeUndoer undoes the preparation once the restarted pod with ordinal
+// is available again (remove the evict-leader scheduler). It is called for
+// every available updated pod during a rollout, so it must be cheap when
+// there is nothing to undo.
+type UpgradeUndoer interface {
+	PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+}
+
+// UpgradeFinisher removes whatever a rollout may have left behind (TiKV:
+// every evict-leader scheduler of the cluster's stores), also for pods that
+// were not available when the rollout ended. It is called on the first sync
+// after a rollout ended and again until it returns nil.
+type UpgradeFinisher interface {
+	EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}
+
+// HealthChecker reports whether a pod is healthy in the component's own
+// terms (a healthy PD member, an Up store, a TiDB answering /status).
+// Without it a Ready pod is healthy.
+type HealthChecker interface {
+	PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
+}
+
+// UpgradeBlocked components name the components whose Upgrade or Scale
+// phase holds back their rollout (the TiDB Operator's table, spec §6.3:
+// TiKV waits for PD and TiFlash; TiDB for PD, TiKV, TiFlash and Pump).
+type UpgradeBlocked interface {
+	UpgradeBlockers() []string
+}
+
+// ForceUpgrader reports whether every pod should restart at once.
+type ForceUpgrader interface {
+	ForceUpgrade(tc *v1alpha1.TidbCluster) bool
+}
+
+// ScaleOutStepper bounds how many pods one scale-out adds (0: all).
+// Without it one pod is added at a time.
+type ScaleOutStepper interface {
+	ScaleOutStep(tc *v1alpha1.TidbCluster) int32
+}
+
+// FailoverHandler updates the component's failure records in tc.Status
+// (mark members failed past the grace period, recover them) and says how
+// many extra pods the records ask for. Failover errors only when it could
+// not decide.
+type FailoverHandler interface {
+	Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error
+	FailoverReplicas(tc *v1alpha1.TidbCluster) int32
+}
