@@ -19,9 +19,19 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
-// ConfigFileKey is the ConfigMap key holding a component's TOML config; it
-// is compared semantically, every other key byte for byte.
+// ConfigFileKey is the ConfigMap key holding a component's TOML config.
 const ConfigFileKey = "config-file"
+
+// tomlKey reports whether a ConfigMap key holds TOML (config-file, its
+// overlay, Pump's pump-config, TiFlash's *.toml templates): those are
+// compared by meaning, every other key (start scripts) byte for byte.
+func tomlKey(k string) bool {
+	switch k {
+	case ConfigFileKey, "config-file-overlay", "pump-config":
+		return true
+	}
+	return strings.HasSuffix(k, ".toml")
+}
 
 // ConfigVolumeName is the pod volume that mounts the component's ConfigMap.
 const ConfigVolumeName = "config"
@@ -73,24 +83,22 @@ func (m *Manager) sameAsInUse(namespace, name string, data map[string]string) bo
 	return EqualConfigData(cm.Data, data)
 }
 
-// EqualConfigData compares ConfigMap data: the TOML config file by meaning
-// (key order, spacing and quoting aside), every other key byte for byte.
+// EqualConfigData compares ConfigMap data: every TOML key (tomlKey) by
+// meaning (key order, spacing and quoting aside), every other key byte for
+// byte.
 func EqualConfigData(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k, va := range a {
 		vb, ok := b[k]
-		if !ok {
+		switch {
+		case !ok:
 			return false
-		}
-		if k == ConfigFileKey && strings.TrimSpace(va) != strings.TrimSpace(vb) {
-			if !equalTOML(va, vb) {
-				return false
-			}
-			continue
-		}
-		if k != ConfigFileKey && va != vb {
+		case va == vb:
+		case tomlKey(k) && strings.TrimSpace(va) == strings.TrimSpace(vb):
+		case tomlKey(k) && equalTOML(va, vb):
+		default:
 			return false
 		}
 	}

@@ -99,3 +99,10 @@ type FailoverHandler interface {
 	Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error
 	FailoverReplicas(tc *v1alpha1.TidbCluster) int32
 }
+
+// CreatePreparer prepares what must exist before the StatefulSet is first
+// created (TiFlash: placement rules enabled in PD) and returns nil once it
+// may be.
+type CreatePreparer interface {
+	PreCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}

@@ -201,6 +201,11 @@ func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
 	if st.live != nil {
 		return nil
 	}
+	if p, ok := m.comp.(CreatePreparer); ok {
+		if err := p.PreCreate(ctx, st.tc); err != nil {
+			return err
+		}
+	}
 	setReplicas(st.desired, m.comp.Replicas(st.tc))
 	if _, err := m.writer.StatefulSet(ctx, st.tc, st.desired); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/reclaim"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tiflash"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 )
 
@@ -30,6 +31,7 @@ var registry = []func(*component.Env) component.Member{
 	plain(reclaim.NewPolicy),
 	plain(discovery.New),
 	stateful(pd.New),
+	stateful(tiflash.New),
 	stateful(tikv.New),
 	stateful(tidb.New),
 	plain(reclaim.NewCleaner),
