@@ -115,14 +115,14 @@ func validateComponent(c component) field.ErrorList {
 }
 
 // validateComponentSpecifics runs the checks of single components: TiKV's
-// evict-leader timeout, TiFlash's data disks and the TiDB Service ports.
+// evict-leader timeout, TiFlash's data disks and config, and the TiDB Service ports.
 func validateComponentSpecifics(s *v1alpha1.TidbClusterSpec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if kv := s.TiKV; kv != nil && kv.EvictLeaderTimeout != nil {
 		errs = append(errs, validateDuration(*kv.EvictLeaderTimeout, spec.Child("tikv", "evictLeaderTimeout"))...)
 	}
 	if tf := s.TiFlash; tf != nil {
-		errs = append(errs, validateStorageClaims(tf.StorageClaims, spec.Child("tiflash", "storageClaims"))...)
+		errs = append(errs, validateTiFlash(tf, spec.Child("tiflash"))...)
 	}
 	if db := s.TiDB; db != nil && db.Service != nil {
 		errs = append(errs, validateTiDBService(db.Service, spec.Child("tidb", "service"))...)
