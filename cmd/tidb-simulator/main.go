@@ -1,5 +1,5 @@
-// Command tidb-simulator answers the PD, TiKV and TiDB HTTP APIs of TiDB clusters whose pods run on a
-// control plane without real containers (kube-apiserver + KWOK): it watches the pods labelled
+// Command tidb-simulator answers the PD, TiKV, TiFlash and TiDB HTTP APIs of TiDB clusters whose pods run on
+// a control plane without real containers (kube-apiserver + KWOK): it watches the pods labelled
 // app.kubernetes.io/managed-by=tidb-operator and simulates one TiDB cluster per TidbCluster instance.
 // Point the operator at it with HTTP_PROXY=http://<listen> NO_PROXY=127.0.0.1,localhost; see
 // docs/simulator.md.

@@ -25,6 +25,8 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("DELETE "+cluster+"/stores/{id}/down", s.storeDownHandler(false))
 	mux.HandleFunc("PUT "+cluster+"/pd-unreachable", s.pdUnreachableHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/pd-unreachable", s.pdUnreachableHandler(false))
+	mux.HandleFunc("GET "+cluster+"/tiflash-replicas", s.handleListTiFlashReplicas)
+	mux.HandleFunc("PUT "+cluster+"/tiflash-replicas/{tableID}", s.handleSetTiFlashReplicas)
 	mux.HandleFunc("GET "+cluster+"/faults", s.handleListFaults)
 	mux.HandleFunc("POST "+cluster+"/faults", s.handleAddFault)
 	mux.HandleFunc("DELETE "+cluster+"/faults", s.handleClearFaults)
@@ -77,6 +79,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		Namespace: c.key.Namespace, Name: c.key.Name, ClusterID: c.id, Bootstrapped: c.bootstrapped,
 		PDUnreachable: c.pdUnreachable, Leader: c.leader, Members: []api.Member{}, Stores: []api.Store{},
 		TiDBServers: []api.TiDBServer{}, Schedulers: c.schedulerNames(), Faults: c.faultList(),
+		TiFlashReplicas: c.tiflashReplicaList(),
 		Config: api.ClusterConfig{
 			MaxReplicas: c.replication.MaxReplicas, RegionCount: c.regionCount,
 			LocationLabels: append([]string{}, c.replication.LocationLabels...), EnablePlacementRules: c.replication.EnablePlacementRules,
@@ -95,7 +98,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 			labels[k] = v
 		}
 		st.Stores = append(st.Stores, api.Store{
-			ID: s.id, PodName: s.ident.pod, Address: c.storeAddress(s), StateName: c.stateName(s, now), LeaderCount: s.leaders,
+			ID: s.id, PodName: s.ident.pod, Engine: string(s.comp), Address: c.storeAddress(s), StateName: c.stateName(s, now), LeaderCount: s.leaders,
 			RegionCount: c.regionsOf(s), ForcedDown: s.forcedDown, Evicting: c.evicting[s.id], Labels: labels,
 		})
 	}

@@ -16,8 +16,8 @@ type settings struct {
 	timings Timings
 }
 
-// Cluster is the simulated state of one TiDB cluster: PD members, TiKV stores, regions and leaders,
-// schedulers, configuration and injected faults. Every method expects the Registry lock to be held.
+// Cluster is the simulated state of one TiDB cluster: PD members, TiKV and TiFlash stores, regions and
+// leaders, schedulers, configuration, TiFlash replica rules and injected faults. Every method expects the Registry lock to be held.
 type Cluster struct {
 	key    ClusterKey
 	id     uint64
@@ -44,6 +44,9 @@ type Cluster struct {
 	replication pdapi.ReplicationConfig
 	schedulers  map[string]bool
 	evicting    map[uint64]bool
+	// tiflashReplicas is the TiFlash replica count per table ID: the rules "table-<id>-r" of placement
+	// group "tiflash" that TiDB writes for `ALTER TABLE … SET TIFLASH REPLICA n`, set through the admin API.
+	tiflashReplicas map[int64]*tiflashReplica
 
 	faults        []*fault
 	nextFaultID   int
@@ -71,11 +74,14 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		nextStoreID:    1,
 		regionCount:    set.opts.RegionCount,
 		unassigned:     set.opts.RegionCount,
+		// Placement rules start enabled because PD ≥ 5.0 enables them by default and the simulated
+		// components are v8 (DefaultVersion v8.5.0); TiFlash stores register only while they are enabled.
 		replication: pdapi.ReplicationConfig{
 			MaxReplicas: set.opts.MaxReplicas, LocationLabels: pdapi.StringSlice{}, EnablePlacementRules: true,
 		},
-		schedulers: map[string]bool{},
-		evicting:   map[uint64]bool{},
+		schedulers:      map[string]bool{},
+		evicting:        map[uint64]bool{},
+		tiflashReplicas: map[int64]*tiflashReplica{},
 	}
 	for _, name := range defaultSchedulers {
 		c.schedulers[name] = true

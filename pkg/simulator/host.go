@@ -21,13 +21,16 @@ const (
 	targetTiDBPod
 	// targetTiKVPod is <pod>.<tc>-tikv-peer.<ns>…:20180: one TiKV status endpoint.
 	targetTiKVPod
+	// targetTiFlashPod is <pod>.<tc>-tiflash-peer.<ns>…:20292: one TiFlash proxy status endpoint.
+	targetTiFlashPod
 )
 
 // Ports of the simulated endpoints.
 const (
-	pdClientPort   = "2379"
-	tidbStatusPort = "10080"
-	tikvStatusPort = "20180"
+	pdClientPort           = "2379"
+	tidbStatusPort         = "10080"
+	tikvStatusPort         = "20180"
+	tiflashProxyStatusPort = "20292"
 )
 
 // target is a parsed simulated address.
@@ -49,6 +52,8 @@ func (t target) component() Component {
 		return ComponentTiDB
 	case targetTiKVPod:
 		return ComponentTiKV
+	case targetTiFlashPod:
+		return ComponentTiFlash
 	}
 	return ComponentPD
 }
@@ -64,7 +69,7 @@ var serviceSuffixes = []struct {
 	suffix string
 	comp   Component
 }{
-	{"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
+	{"-tiflash-peer", ComponentTiFlash}, {"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
 	{"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
 }
 
@@ -91,7 +96,7 @@ func parseTarget(hostport, defaultPort string) (target, error) {
 		}
 	}
 	if comp == "" {
-		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV or TiDB service of a TidbCluster", hostport, svc)
+		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash or TiDB service of a TidbCluster", hostport, svc)
 	}
 	t.key = ClusterKey{Namespace: ns, Name: tc}
 	kind, ok := targetKindOf(comp, pod != "", t.peerService(), port)
@@ -136,6 +141,8 @@ func targetKindOf(comp Component, perPod, peer bool, port string) (targetKind, b
 		return targetTiDBPod, true
 	case comp == ComponentTiKV && port == tikvStatusPort && perPod:
 		return targetTiKVPod, true
+	case comp == ComponentTiFlash && port == tiflashProxyStatusPort && perPod:
+		return targetTiFlashPod, true
 	}
 	return 0, false
 }

@@ -17,9 +17,10 @@ import (
 // go at once to the eligible stores (heartbeating, Up, not evicted) that are below their even share; and
 // balancing moves leaders from stores above their share to stores below it within LeaderReturnTime.
 
-// leaderEligible reports whether the store may hold leaders.
+// leaderEligible reports whether the store may hold leaders: a TiKV store (TiFlash holds learners only)
+// that is Up, heartbeating and not evicted.
 func (c *Cluster) leaderEligible(s *store) bool {
-	return s.state == pdapi.StoreStateUp && c.storeLive(s) && !c.evicting[s.id]
+	return s.comp == ComponentTiKV && s.state == pdapi.StoreStateUp && c.storeLive(s) && !c.evicting[s.id]
 }
 
 // moveLeaders runs one step of dt of the leader model.

@@ -10,9 +10,10 @@ type Component string
 
 // Components the simulator answers for; pods of other components are ignored.
 const (
-	ComponentPD   Component = "pd"
-	ComponentTiKV Component = "tikv"
-	ComponentTiDB Component = "tidb"
+	ComponentPD      Component = "pd"
+	ComponentTiKV    Component = "tikv"
+	ComponentTiDB    Component = "tidb"
+	ComponentTiFlash Component = "tiflash"
 )
 
 // ClusterKey identifies a simulated cluster: the namespace and the `app.kubernetes.io/instance` label

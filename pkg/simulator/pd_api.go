@@ -59,6 +59,7 @@ func (s *Server) pdRoutes() *http.ServeMux {
 	route("GET /pd/api/v1/config", needLeader, handleConfig)
 	route("GET /pd/api/v1/config/replicate", needLeader, handleGetReplicate)
 	route("POST /pd/api/v1/config/replicate", needLeader, handleSetReplicate)
+	route("GET /pd/api/v1/config/rules/group/{group}", needBootstrap, handlePlacementRulesGroup)
 	route("GET /pd/api/v1/admin/cluster/markers/snapshot-recovering", needLeader, handleSnapshotRecovering)
 	route("GET /pd/api/v1/stores", needBootstrap, handleStores)
 	route("GET /pd/api/v1/store/{id}", needBootstrap, handleGetStore)
@@ -111,7 +112,7 @@ func handleCluster(w http.ResponseWriter, _ *http.Request, st *reqState) {
 }
 
 func handleClusterStatus(w http.ResponseWriter, _ *http.Request, st *reqState) {
-	initialized := st.c.bootstrapped && st.c.upStores() >= st.c.maxReplicas()
+	initialized := st.c.bootstrapped && st.c.upStores(ComponentTiKV) >= st.c.maxReplicas()
 	writeJSON(w, http.StatusOK, pdapi.ClusterStatus{RaftBootstrapTime: st.c.bootstrapAt, IsInitialized: initialized})
 }
 
@@ -188,7 +189,9 @@ func handleGetReplicate(w http.ResponseWriter, _ *http.Request, st *reqState) {
 }
 
 // handleSetReplicate decodes the body over the current replication config, as PD does: a partial object
-// changes only what it names, and booleans must be JSON strings.
+// changes only what it names, and booleans must be JSON strings. Like PD's SetReplicationConfig, changing
+// enable-placement-rules needs the Raft cluster (500 ErrNotBootstrapped before the first TiKV), and
+// disabling it is refused (500) while a TiFlash store that is not Tombstone exists.
 func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 	cfg := st.c.replication
 	cfg.LocationLabels = append(pdapi.StringSlice{}, cfg.LocationLabels...)
@@ -203,6 +206,16 @@ func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if !isolationOK {
 		writeJSON(w, http.StatusInternalServerError, "isolation-level must be one of location-labels or empty")
 		return
+	}
+	if cfg.EnablePlacementRules != st.c.replication.EnablePlacementRules {
+		switch {
+		case !st.c.bootstrapped:
+			writeJSON(w, http.StatusInternalServerError, msgNotBootstrapped)
+			return
+		case !cfg.EnablePlacementRules && st.c.hasTiFlashStores():
+			writeJSON(w, http.StatusInternalServerError, "cannot disable placement rules with TiFlash nodes")
+			return
+		}
 	}
 	st.c.replication = cfg
 	st.c.log.Info("replication config changed", "maxReplicas", cfg.MaxReplicas, "placementRules", cfg.EnablePlacementRules)

@@ -23,9 +23,15 @@ func (c *Cluster) storeInfo(s *store, now time.Time) *pdapi.StoreInfo {
 		pdapi.StoreStateUp: pdapi.NodeStateServing, pdapi.StoreStateOffline: pdapi.NodeStateRemoving,
 		pdapi.StoreStateTombstone: pdapi.NodeStateRemoved,
 	}[s.state]
+	// TiKV reports its version without the "v" and deploys in "/"; TiFlash keeps the "v" and runs in
+	// "/tiflash" (as a real PD lists both on Kubernetes).
+	version, deployPath := trimV(s.version), "/"
+	if s.comp == ComponentTiFlash {
+		version, deployPath = s.version, "/tiflash"
+	}
 	meta := &pdapi.MetaStore{
-		ID: s.id, Address: c.storeAddress(s), State: s.state, Version: trimV(s.version), PeerAddress: c.storeAddress(s),
-		StatusAddress: c.storeStatusAddress(s), GitHash: simGitHash, StartTimestamp: s.startTime.Unix(), DeployPath: "/",
+		ID: s.id, Address: c.storeAddress(s), State: s.state, Version: version, PeerAddress: c.storePeerAddress(s),
+		StatusAddress: c.storeStatusAddress(s), GitHash: simGitHash, StartTimestamp: s.startTime.Unix(), DeployPath: deployPath,
 		LastHeartbeat: s.lastHeartbeat.UnixNano(), PhysicallyDestroyed: s.physicallyDestroyed, NodeState: nodeState,
 		StateName: c.stateName(s, now),
 	}

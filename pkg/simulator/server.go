@@ -14,7 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 )
 
-// Server answers the simulated PD, TiKV and TiDB HTTP APIs and the admin API. It is an http.Handler for:
+// Server answers the simulated PD, TiKV, TiFlash and TiDB HTTP APIs and the admin API. It is an http.Handler for:
 //   - proxy requests in absolute form (`GET http://basic-pd.ns:2379/pd/api/v1/members`), dispatched on
 //     the URL's host and port, which is how clients with HTTP_PROXY pointing here reach it;
 //   - plain requests whose Host header is a simulated address (extra --listen addresses, curl --resolve);
@@ -28,7 +28,9 @@ type Server struct {
 	pd    *http.ServeMux
 	tidb  *http.ServeMux
 	tikv  *http.ServeMux
-	admin *http.ServeMux
+	// tiflash serves the TiFlash proxy status port.
+	tiflash *http.ServeMux
+	admin   *http.ServeMux
 }
 
 // NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
@@ -37,6 +39,7 @@ func NewServer(reg *Registry, clk clock.Clock, log klog.Logger) *Server {
 	s.pd = s.pdRoutes()
 	s.tidb = s.tidbRoutes()
 	s.tikv = s.tikvRoutes()
+	s.tiflash = s.tiflashRoutes()
 	s.admin = s.adminRoutes()
 	return s
 }
@@ -141,6 +144,8 @@ func (s *Server) muxFor(t target) *http.ServeMux {
 		return s.tidb
 	case ComponentTiKV:
 		return s.tikv
+	case ComponentTiFlash:
+		return s.tiflash
 	}
 	return s.pd
 }
@@ -162,8 +167,8 @@ func (c *Cluster) resolve(t target) (target, string) {
 			return t, ""
 		}
 		return c.pickPD(t)
-	case targetTiKVPod:
-		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentTiKV || !p.Running {
+	case targetTiKVPod, targetTiFlashPod:
+		if p, ok := c.pods[t.pod]; !ok || p.Component != t.component() || !p.Running {
 			return t, refused
 		}
 	case targetTiDBPod:

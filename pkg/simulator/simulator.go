@@ -1,8 +1,8 @@
-// Package simulator simulates the PD, TiKV and TiDB HTTP APIs the operator uses, for TiDB clusters whose
-// pods run on a control plane without real containers (kube-apiserver + KWOK). Pods are the source of
-// truth: every Running PD pod is a PD member, every Running TiKV pod a store, every TiDB pod a server; their
-// readiness drives health, and a state machine on an injectable clock moves stores through Disconnected,
-// Down, Offline and Tombstone and leaders between stores. Clients reach it as an HTTP proxy (HTTP_PROXY),
+// Package simulator simulates the PD, TiKV, TiFlash and TiDB HTTP APIs the operator uses, for TiDB clusters
+// whose pods run on a control plane without real containers (kube-apiserver + KWOK). Pods are the source of
+// truth: every Running PD pod is a PD member, every Running TiKV or TiFlash pod a store, every TiDB pod a
+// server; their readiness drives health, and a state machine on an injectable clock moves stores through
+// Disconnected, Down, Offline and Tombstone and leaders between stores. Clients reach it as an HTTP proxy (HTTP_PROXY),
 // through extra listen addresses, and tests drive faults through the admin API under /sim/v1.
 //
 // The package shares only JSON types (pkg/pdapi) with the operator, never its logic, so that a bug in the

@@ -54,13 +54,14 @@ func (s *Server) tikvRoutes() *http.ServeMux {
 // tidbVersion is TiDB's MySQL-compatible version string for a component version.
 func tidbVersion(version string) string { return "8.0.11-TiDB-" + version }
 
-// tidbHealthy reports whether the TiDB server answers /status with 200: it needs PD and an Up store.
+// tidbHealthy reports whether the TiDB server answers /status with 200: it needs PD and an Up TiKV store
+// (a TiFlash store holds no data TiDB can start from).
 func (c *Cluster) tidbHealthy() (bool, string) {
 	if !c.pdAvailable() {
 		return false, "PD has no leader"
 	}
 	for _, s := range c.stores {
-		if s.state == pdapi.StoreStateUp && c.storeLive(s) {
+		if s.comp == ComponentTiKV && s.state == pdapi.StoreStateUp && c.storeLive(s) {
 			return true, ""
 		}
 	}

@@ -11,10 +11,13 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
-// store is a simulated TiKV store: a pod identity that registered with PD.
+// store is a simulated TiKV or TiFlash store: a pod identity that registered with PD.
 type store struct {
-	id      uint64
-	ident   identity
+	id    uint64
+	ident identity
+	// comp is ComponentTiKV or ComponentTiFlash. TiFlash stores carry the label engine=tiflash, hold
+	// learner replicas only (never a leader) and are not counted where TiKV stores are meant.
+	comp    Component
 	version string
 	// state is the persisted PD state (Up, Offline, Tombstone); Disconnected and Down are derived.
 	state               pdapi.StoreState
@@ -32,37 +35,53 @@ type store struct {
 	loggedState      string
 }
 
-// registerStores gives every running TiKV pod with a known PVC a store, as TiKV registers with PD on start:
-// it needs a PD leader; a known identity keeps its store (whatever its state); a new identity gets a new ID
-// unless a store that is not Tombstone (nor physically destroyed) already uses the same address, which PD
-// refuses as a duplicated address. The first store bootstraps the cluster.
+// registerStores gives every running TiKV pod with a known PVC a store, as TiKV registers with PD on start,
+// and then every running TiFlash pod once TiFlash may register (tiflashCanRegister): it needs a PD leader;
+// a known identity keeps its store (whatever its state); a new identity gets a new ID unless a store that
+// is not Tombstone (nor physically destroyed) already uses the same address, which PD refuses as a
+// duplicated address. The first TiKV store bootstraps the cluster.
 func (c *Cluster) registerStores(now time.Time) {
 	if !c.pdAvailable() {
 		return
 	}
 	for _, p := range c.podsOf(ComponentTiKV) {
-		if !p.Running || p.PVCPending {
-			continue
-		}
-		id := identity{pod: p.Name, pvcUID: p.PVCUID}
-		if s := c.storeByIdentity(id); s != nil {
-			s.version = c.version(p)
-			continue
-		}
-		if c.addressInUse(p.Name) {
-			continue
-		}
-		s := &store{
-			id: c.nextStoreID, ident: id, version: c.version(p), startTime: now, lastHeartbeat: now,
-			labels: map[string]string{},
-		}
-		c.nextStoreID++
-		c.stores[s.id] = s
-		if !c.bootstrapped {
+		if s := c.registerStore(p, now); s != nil && !c.bootstrapped {
 			c.bootstrapped, c.bootstrapAt = true, now
 		}
-		c.log.Info("TiKV store registered", "store", s.id, "pod", p.Name, "address", c.storeAddress(s))
 	}
+	if !c.tiflashCanRegister() {
+		return
+	}
+	for _, p := range c.podsOf(ComponentTiFlash) {
+		c.registerStore(p, now)
+	}
+}
+
+// registerStore registers the store of pod p (TiKV or TiFlash) and returns it; nil when p does not run,
+// waits for its PVC, already has its store, or its address is still in use.
+func (c *Cluster) registerStore(p PodObservation, now time.Time) *store {
+	if !p.Running || p.PVCPending {
+		return nil
+	}
+	id := identity{pod: p.Name, pvcUID: p.PVCUID}
+	if s := c.storeByIdentity(id); s != nil {
+		s.version = c.version(p)
+		return nil
+	}
+	if c.addressInUse(p.Name) {
+		return nil
+	}
+	s := &store{
+		id: c.nextStoreID, ident: id, comp: p.Component, version: c.version(p), startTime: now, lastHeartbeat: now,
+		labels: map[string]string{},
+	}
+	if s.comp == ComponentTiFlash {
+		s.labels[pdapi.StoreLabelEngine] = pdapi.EngineTiFlash
+	}
+	c.nextStoreID++
+	c.stores[s.id] = s
+	c.log.Info("store registered", "store", s.id, "engine", s.comp, "pod", p.Name, "address", c.storeAddress(s))
+	return s
 }
 
 func (c *Cluster) storeByIdentity(id identity) *store {
@@ -84,13 +103,29 @@ func (c *Cluster) addressInUse(pod string) bool {
 	return false
 }
 
-// storeAddress is the address the store advertises: <pod>.<tc>-tikv-peer.<ns>.svc[.<domain>]:20160.
+// storeAddress is the address the store advertises: <pod>.<tc>-tikv-peer.<ns>.svc[.<domain>]:20160 for
+// TiKV; for TiFlash its engine address <pod>.<tc>-tiflash-peer.<ns>.svc[.<domain>]:3930 (TiFlash's
+// `engine-addr`, as real PD lists TiFlash stores).
 func (c *Cluster) storeAddress(s *store) string {
+	if s.comp == ComponentTiFlash {
+		return c.podHost(s.ident.pod, ComponentTiFlash) + ":3930"
+	}
 	return c.podHost(s.ident.pod, ComponentTiKV) + ":20160"
 }
 
-// storeStatusAddress is the store's status address (port 20180).
+// storePeerAddress is the store's Raft address: the TiKV address, or the TiFlash proxy's (port 20170).
+func (c *Cluster) storePeerAddress(s *store) string {
+	if s.comp == ComponentTiFlash {
+		return c.podHost(s.ident.pod, ComponentTiFlash) + ":20170"
+	}
+	return c.storeAddress(s)
+}
+
+// storeStatusAddress is the store's status address: TiKV's port 20180, the TiFlash proxy's 20292.
 func (c *Cluster) storeStatusAddress(s *store) string {
+	if s.comp == ComponentTiFlash {
+		return c.podHost(s.ident.pod, ComponentTiFlash) + ":" + tiflashProxyStatusPort
+	}
 	return c.podHost(s.ident.pod, ComponentTiKV) + ":" + tikvStatusPort
 }
 
@@ -137,24 +172,31 @@ func (c *Cluster) sortedStores() []*store {
 	return out
 }
 
-// upStores counts stores whose persisted state is Up, however long ago they heartbeated: PD's
-// `getUpStores`, which guards removing a store.
-func (c *Cluster) upStores() int {
+// upStores counts the stores of comp (TiKV or TiFlash) whose persisted state is Up, however long ago they
+// heartbeated.
+func (c *Cluster) upStores(comp Component) int {
 	n := 0
 	for _, s := range c.stores {
-		if s.state == pdapi.StoreStateUp {
+		if s.comp == comp && s.state == pdapi.StoreStateUp {
 			n++
 		}
 	}
 	return n
 }
 
-// liveUpStoresExcept counts heartbeating Up stores other than id: the stores that can take an Offline
-// store's region replicas.
-func (c *Cluster) liveUpStoresExcept(id uint64) int {
+// allUpStores counts every store whose persisted state is Up, TiFlash stores included: PD's `getUpStores`,
+// which guards removing a store and does not tell engines apart.
+func (c *Cluster) allUpStores() int {
+	return c.upStores(ComponentTiKV) + c.upStores(ComponentTiFlash)
+}
+
+// liveUpStoresExcept counts heartbeating Up stores of comp other than id: the stores that can take an
+// Offline store's replicas (TiKV replicas go to TiKV stores, TiFlash learners to TiFlash stores, because
+// placement rules keep the engines apart).
+func (c *Cluster) liveUpStoresExcept(id uint64, comp Component) int {
 	n := 0
 	for _, s := range c.stores {
-		if s.id != id && s.state == pdapi.StoreStateUp && c.storeLive(s) {
+		if s.id != id && s.comp == comp && s.state == pdapi.StoreStateUp && c.storeLive(s) {
 			n++
 		}
 	}
@@ -171,7 +213,10 @@ func storeRemoved(id uint64) string {
 
 // deleteStore starts taking a store offline as `DELETE /pd/api/v1/store/{id}[?force]`: 404 when unknown,
 // 410 when already Tombstone, a no-op when already Offline, and, without force, 400 like PD when fewer than
-// max-replicas Up stores would remain. force marks the store physically destroyed, which frees its address.
+// max-replicas Up stores would remain. Like PD's checkReplicaBeforeOfflineStore, that count includes
+// TiFlash stores and nothing checks TiFlash replica rules: a TiFlash store is taken Offline even when fewer
+// TiFlash stores than a table's TiFlash replicas would remain, and then stays Offline (progressOffline).
+// force marks the store physically destroyed, which frees its address.
 func (c *Cluster) deleteStore(id uint64, force bool) *pdError {
 	s, ok := c.stores[id]
 	switch {
@@ -186,14 +231,14 @@ func (c *Cluster) deleteStore(id uint64, force bool) *pdError {
 	if s.state == pdapi.StoreStateOffline {
 		return nil
 	}
-	if remaining := c.upStores() - 1; !force && remaining < c.maxReplicas() {
+	if remaining := c.allUpStores() - 1; !force && remaining < c.maxReplicas() {
 		return &pdError{http.StatusBadRequest, fmt.Sprintf(
 			"[PD:core:ErrStoresNotEnough]can not remove store %d since the number of up stores would be %d while need %d",
 			id, remaining, c.maxReplicas())}
 	}
 	s.regionsAtOffline, s.migrated, s.drainFrom = c.regionsOf(s), 0, s.leaders
 	s.state = pdapi.StoreStateOffline
-	c.log.Info("TiKV store set Offline", "store", id, "force", force)
+	c.log.Info("store set Offline", "store", id, "engine", s.comp, "force", force)
 	return nil
 }
 
@@ -253,15 +298,21 @@ func (c *Cluster) setStoreLabels(id uint64, labels map[string]string) *pdError {
 	return nil
 }
 
-// progressOffline migrates the regions of Offline stores for dt, but only while at least max-replicas
-// other stores are Up and heartbeating (otherwise the replicas have nowhere to go and the store stays
-// Offline, as in PD), and turns a store whose migration is complete into a Tombstone.
+// progressOffline migrates the replicas of Offline stores for dt, but only while enough other stores of
+// the same engine are Up and heartbeating to hold them — max-replicas TiKV stores for a TiKV store, as many
+// TiFlash stores as the largest TiFlash replica count for a TiFlash store — (otherwise the replicas have
+// nowhere to go and the store stays Offline, as in PD), and turns a store whose migration is complete into
+// a Tombstone.
 func (c *Cluster) progressOffline(dt time.Duration) {
 	for _, s := range c.sortedStores() {
 		if s.state != pdapi.StoreStateOffline {
 			continue
 		}
-		if c.liveUpStoresExcept(s.id) < c.maxReplicas() {
+		need := c.maxReplicas()
+		if s.comp == ComponentTiFlash {
+			need = c.maxTiFlashReplicas()
+		}
+		if c.liveUpStoresExcept(s.id, s.comp) < need {
 			continue
 		}
 		s.migrated += dt
@@ -269,13 +320,14 @@ func (c *Cluster) progressOffline(dt time.Duration) {
 			s.state = pdapi.StoreStateTombstone
 			c.unassigned += s.leaders
 			s.leaders = 0
-			c.log.Info("TiKV store became Tombstone", "store", s.id)
+			c.log.Info("store became Tombstone", "store", s.id, "engine", s.comp)
 		}
 	}
 }
 
-// regionsOf approximates the store's region count: every region has min(max-replicas, Up stores) replicas
-// spread evenly over the Up stores; an Offline store keeps the part of its regions not yet migrated.
+// regionsOf approximates the store's region count: every region has min(max-replicas, Up TiKV stores)
+// replicas spread evenly over the Up TiKV stores (TiFlash stores: tiflashRegionsOf); an Offline store keeps
+// the part of its regions not yet migrated.
 func (c *Cluster) regionsOf(s *store) int {
 	switch s.state {
 	case pdapi.StoreStateTombstone:
@@ -288,7 +340,10 @@ func (c *Cluster) regionsOf(s *store) int {
 		left := float64(total-s.migrated) / float64(total)
 		return ceilInt(float64(s.regionsAtOffline) * left)
 	}
-	up := c.upStores()
+	if s.comp == ComponentTiFlash {
+		return c.tiflashRegions()
+	}
+	up := c.upStores(ComponentTiKV)
 	if up == 0 {
 		return 0
 	}

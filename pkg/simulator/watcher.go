@@ -130,7 +130,7 @@ func (w *Watcher) observe(ctx context.Context, key ClusterKey) (ClusterObservati
 	pods, _ := w.pods.Pods(key.Namespace).List(selector)
 	for _, pod := range pods {
 		comp := Component(pod.Labels[LabelComponent])
-		if comp != ComponentPD && comp != ComponentTiKV && comp != ComponentTiDB {
+		if comp != ComponentPD && comp != ComponentTiKV && comp != ComponentTiDB && comp != ComponentTiFlash {
 			continue
 		}
 		p := w.podObservation(ctx, pod, comp)
@@ -169,14 +169,19 @@ func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Comp
 }
 
 // dataClaimName is the PVC holding the component's data: <comp>-<pod> as the operator's volumeClaimTemplate
-// names it, else the first PVC the pod mounts; empty when it mounts none.
+// names it (data0-<pod> for TiFlash, whose first storage claim is data0), else the first PVC the pod
+// mounts; empty when it mounts none.
 func dataClaimName(pod *corev1.Pod, comp Component) string {
+	want := string(comp) + "-" + pod.Name
+	if comp == ComponentTiFlash {
+		want = "data0-" + pod.Name
+	}
 	first := ""
 	for _, v := range pod.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil {
 			continue
 		}
-		if v.PersistentVolumeClaim.ClaimName == string(comp)+"-"+pod.Name {
+		if v.PersistentVolumeClaim.ClaimName == want {
 			return v.PersistentVolumeClaim.ClaimName
 		}
 		if first == "" {

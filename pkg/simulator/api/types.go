@@ -39,6 +39,8 @@ type ClusterState struct {
 	Schedulers    []string      `json:"schedulers"`
 	Config        ClusterConfig `json:"config"`
 	Faults        []Fault       `json:"faults"`
+	// TiFlashReplicas are the tables with TiFlash replicas (placement rules of group "tiflash").
+	TiFlashReplicas []TiFlashReplica `json:"tiflashReplicas"`
 }
 
 // Member is a simulated PD member.
@@ -52,11 +54,13 @@ type Member struct {
 	Leader          bool   `json:"leader"`
 }
 
-// Store is a simulated TiKV store. StateName is what PD reports (Up, Disconnected, Down, Offline,
-// Tombstone).
+// Store is a simulated TiKV or TiFlash store. StateName is what PD reports (Up, Disconnected, Down,
+// Offline, Tombstone).
 type Store struct {
-	ID          uint64            `json:"id"`
-	PodName     string            `json:"podName"`
+	ID      uint64 `json:"id"`
+	PodName string `json:"podName"`
+	// Engine is "tikv" or "tiflash".
+	Engine      string            `json:"engine"`
 	Address     string            `json:"address"`
 	StateName   string            `json:"stateName"`
 	LeaderCount int               `json:"leaderCount"`
@@ -88,6 +92,21 @@ type ClusterConfigUpdate struct {
 	RegionCount *int    `json:"regionCount,omitempty"`
 }
 
+// TiFlashReplica is one element of `GET /sim/v1/clusters/{namespace}/{name}/tiflash-replicas`: the TiFlash
+// replica count of a table, which PD holds as the placement rule RuleID ("table-<tableID>-r") of group
+// "tiflash", as TiDB writes it for `ALTER TABLE … SET TIFLASH REPLICA <count>`.
+type TiFlashReplica struct {
+	TableID int64  `json:"tableID"`
+	Count   int    `json:"count"`
+	RuleID  string `json:"ruleID"`
+}
+
+// TiFlashReplicaUpdate is the body of `PUT /sim/v1/clusters/{namespace}/{name}/tiflash-replicas/{tableID}`:
+// the table's TiFlash replica count; 0 removes its rule.
+type TiFlashReplicaUpdate struct {
+	Count int `json:"count"`
+}
+
 // FaultKind says what a fault does to a matching request.
 type FaultKind string
 
@@ -103,7 +122,7 @@ const (
 
 // Fault is a rule injected into one cluster's simulated APIs (`POST /sim/v1/clusters/{ns}/{name}/faults`).
 // It matches requests whose method equals Method (any if empty), whose path starts with PathPrefix (any if
-// empty) and whose component is Component (pd, tikv or tidb; any if empty). Times > 0 limits how many
+// empty) and whose component is Component (pd, tikv, tidb or tiflash; any if empty). Times > 0 limits how many
 // requests it hits before it expires; 0 keeps it until deleted. ID and Hits are set by the simulator.
 type Fault struct {
 	ID         string    `json:"id,omitempty"`

@@ -90,6 +90,22 @@ func (c *Client) SetPDUnreachable(ctx context.Context, namespace, name string, u
 	return c.do(ctx, putOrDelete(unreachable), clusterPath(namespace, name, "/pd-unreachable"), nil, nil)
 }
 
+// TiFlashReplicas lists the tables with TiFlash replicas of cluster namespace/name (PD's placement rules
+// of group "tiflash"); a 404 StatusError when the cluster is unknown.
+func (c *Client) TiFlashReplicas(ctx context.Context, namespace, name string) ([]api.TiFlashReplica, error) {
+	var out []api.TiFlashReplica
+	return out, c.do(ctx, http.MethodGet, clusterPath(namespace, name, "/tiflash-replicas"), nil, &out)
+}
+
+// SetTiFlashReplicas sets the TiFlash replica count of table tableID as `ALTER TABLE … SET TIFLASH REPLICA
+// count` would (0 removes the table's rule) and returns every table's; a 409 StatusError while PD's
+// placement rules are disabled, 404 when the cluster is unknown, 400 for a negative count.
+func (c *Client) SetTiFlashReplicas(ctx context.Context, namespace, name string, tableID int64, count int) ([]api.TiFlashReplica, error) {
+	var out []api.TiFlashReplica
+	path := clusterPath(namespace, name, "/tiflash-replicas/"+strconv.FormatInt(tableID, 10))
+	return out, c.do(ctx, http.MethodPut, path, api.TiFlashReplicaUpdate{Count: count}, &out)
+}
+
 // AddFault injects f into the cluster's simulated APIs and returns it with its ID; a 400 StatusError
 // explains an invalid fault.
 func (c *Client) AddFault(ctx context.Context, namespace, name string, f api.Fault) (*api.Fault, error) {
