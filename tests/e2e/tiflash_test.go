@@ -150,15 +150,26 @@ func (f *tiflashFixture) failover(t *testing.T) {
 			return false, err
 		}
 		_, recorded := tc.Status.TiFlash.FailureStores[strconv.FormatUint(down, 10)]
-		return recorded && tc.Status.TiFlash.StatefulSet != nil && tc.Status.TiFlash.StatefulSet.Replicas == 3 && upTiFlash(tc) == 2, nil
+		_, replaced := tc.Status.TiFlash.Stores[strconv.FormatUint(down, 10)]
+		return recorded && replaced && tc.Status.TiFlash.StatefulSet != nil && tc.Status.TiFlash.StatefulSet.Replicas == 3 &&
+			upTiFlash(tc) == 2 && len(tc.Status.TiFlash.Stores) == 3, nil
 	})
 	if err := f.sim.SetStoreDown(f.env.Ctx, f.env.Namespace, tiflashTC, down, false); err != nil {
 		t.Fatal(err)
 	}
-	f.patch(t, `{"recoverFailover":true}`)
-	f.waitReady(t, "the failover store left once every store was Up", func(tc *v1alpha1.TidbCluster) bool {
-		return len(tc.Status.TiFlash.FailureStores) == 0 && tc.Status.TiFlash.StatefulSet.Replicas == 2 && upTiFlash(tc) == 2
+	framework.WaitFor(t, f.env.Ctx, readyTimeout, "all 3 TiFlash stores Up again", func(ctx context.Context) (bool, error) {
+		tc, err := f.get(ctx)
+		return err == nil && upTiFlash(tc) == 3, err
 	})
+	violations := f.watchPodOutlivesStore(t, tiflashTC+"-tiflash-2")
+	f.patch(t, `{"recoverFailover":true}`)
+	f.waitReady(t, "the failover store left through Tombstone once every store was Up", func(tc *v1alpha1.TidbCluster) bool {
+		return len(tc.Status.TiFlash.FailureStores) == 0 && tc.Status.TiFlash.StatefulSet.Replicas == 2 && upTiFlash(tc) == 2 &&
+			len(tc.Status.TiFlash.TombstoneStores) == 2
+	})
+	if v := violations(); v != "" {
+		t.Error(v)
+	}
 }
 
 // watchPodOutlivesStore samples, until the test ends, whether pod is gone

@@ -26,10 +26,12 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 		return flow.Requeue("PD must answer before store of %s is removed", pod)
 	}
 	store, ok := l.Of(tc, pod)
-	if l.tombstoned(tc, pod) {
-		return nil
-	}
 	if !ok {
+		// A Tombstone of the same pod name may be an earlier member of the
+		// ordinal; only without a live store does it release the pod.
+		if l.tombstoned(tc, pod) {
+			return nil
+		}
 		return l.scaleInWithoutStore(tc, pod)
 	}
 	id, err := strconv.ParseUint(store.ID, 10, 64)
