@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 )
 
 // Event reason and condition reasons for what the spec sets that this
@@ -79,7 +80,23 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	if db := s.TiDB; db != nil && db.BootstrapSQLConfigMapName != nil && *db.BootstrapSQLConfigMapName != "" {
 		out = append(out, "spec.tidb.bootstrapSQLConfigMapName")
 	}
+	out = append(out, unreadTiFlashConfig(s)...)
 	slices.Sort(out)
+	return out
+}
+
+// unreadTiFlashConfig names the keys of spec.tiflash.config other than the
+// config and proxy sections the operator reads.
+func unreadTiFlashConfig(s *v1alpha1.TidbClusterSpec) []string {
+	if s.TiFlash == nil || s.TiFlash.Config == nil {
+		return nil
+	}
+	var out []string
+	for key := range s.TiFlash.Config.Items {
+		if !slices.Contains(validation.TiFlashConfigSections, key) {
+			out = append(out, "spec.tiflash.config."+key)
+		}
+	}
 	return out
 }
 

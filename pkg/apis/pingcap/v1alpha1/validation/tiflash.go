@@ -13,9 +13,11 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
-// tiflashConfigSections are the keys spec.tiflash.config may hold: TiFlash's
-// own config and its proxy's, each a table or a TOML document in a string.
-var tiflashConfigSections = []string{"config", "proxy"}
+// TiFlashConfigSections are the keys of spec.tiflash.config the operator
+// reads: TiFlash's own config and its proxy's, each a table or a TOML
+// document in a string. Another key is not an error (the TiDB Operator
+// ignores it): the Unsupported condition names it.
+var TiFlashConfigSections = []string{"config", "proxy"}
 
 // tiflashTables lists, per section, the tables the operator writes its
 // defaults or TLS paths into: a scalar there would make TiFlash refuse to
@@ -37,7 +39,7 @@ func validateTiFlash(tf *v1alpha1.TiFlashSpec, path *field.Path) field.ErrorList
 }
 
 // validateTiFlashConfig checks what the TiFlash builders read from
-// spec.tiflash.config: only the config and proxy sections, each a table or
+// spec.tiflash.config: the config and proxy sections, each a table or
 // valid TOML, the operator's tables as tables, and log files the log-tailer
 // sidecars can see (clean absolute paths on a data disk /data<i> or an
 // additional volume mount of TiFlash). An unreadable config as a whole is
@@ -50,9 +52,8 @@ func validateTiFlashConfig(tf *v1alpha1.TiFlashSpec, path *field.Path) field.Err
 	var errs field.ErrorList
 	for _, key := range sortedItemKeys(cfg.Items) {
 		p := path.Child(key)
-		if !slices.Contains(tiflashConfigSections, key) {
-			errs = append(errs, field.NotSupported(p, key, tiflashConfigSections))
-			continue
+		if !slices.Contains(TiFlashConfigSections, key) {
+			continue // named by the Unsupported condition
 		}
 		section, err := tiflashSection(cfg.Items[key])
 		if err != nil {
