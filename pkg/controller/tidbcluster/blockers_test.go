@@ -18,7 +18,7 @@ import (
 )
 
 // blockingComponent records a blocker, then waits as a later gate would.
-type blockingComponent struct{ stubComponent }
+type blockingComponent struct{ *statefulStub }
 
 func (b *blockingComponent) Sync(ctx context.Context, _ *v1alpha1.TidbCluster) error {
 	flow.AddBlocker(ctx, "pod basic-pd-0 is not scheduled: Unschedulable: 0/1 nodes are available")
@@ -31,7 +31,7 @@ func TestWaitsNameWhatBlocksThePods(t *testing.T) {
 	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), newTC(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	control := NewDefaultControl([]Component{&blockingComponent{stubComponent{name: "pd"}}},
+	control := NewDefaultControl([]Component{&blockingComponent{newStatefulStub(t, "pd")}},
 		NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 	got, _ := syncOnce(t, deps, control, "basic")
 	for _, typ := range []string{v1alpha1.TidbClusterProgressing, v1alpha1.TidbClusterReady} {

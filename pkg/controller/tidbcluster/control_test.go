@@ -16,6 +16,8 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 )
 
 func newTC() *v1alpha1.TidbCluster {
@@ -41,6 +43,28 @@ func (s *stubComponent) Name() string { return s.name }
 func (s *stubComponent) Sync(context.Context, *v1alpha1.TidbCluster) error {
 	s.runs++
 	return s.err
+}
+
+// statefulStub is a stubComponent the control counts as the registered
+// StatefulSet component of its name (conditions, metrics), as it counts a
+// component.Manager; its Sync only records the run.
+type statefulStub struct {
+	stubComponent
+	comp component.Component
+}
+
+func (s *statefulStub) Component() component.Component { return s.comp }
+
+// newStatefulStub returns the stub of the registered component name.
+func newStatefulStub(t *testing.T, name string) *statefulStub {
+	t.Helper()
+	for _, c := range registered() {
+		if c.Name() == name {
+			return &statefulStub{stubComponent: stubComponent{name: name}, comp: c}
+		}
+	}
+	t.Fatalf("no registered component %q", name)
+	return nil
 }
 
 // syncOnce runs the control on a copy of the stored object, as the shell
@@ -78,7 +102,7 @@ func TestValidClusterWritesStatusOnceThenNothing(t *testing.T) {
 	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), newTC(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	comp := &stubComponent{name: "pd"}
+	comp := newStatefulStub(t, "pd")
 	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 	deps.FakePingcap.ClearActions()
 
@@ -237,7 +261,7 @@ func TestReadyConditionOrder(t *testing.T) {
 			t.Parallel()
 			tc := full()
 			tt.mutate(tc)
-			if got := readyCondition(tc, allBuilt); got.Reason != tt.want {
+			if got := readyCondition(tc, registered()); got.Reason != tt.want {
 				t.Fatalf("reason = %s (%s), want %s", got.Reason, got.Message, tt.want)
 			}
 		})
@@ -246,7 +270,11 @@ func TestReadyConditionOrder(t *testing.T) {
 
 type appsStatus = appsv1.StatefulSetStatus
 
-var allBuilt = map[string]bool{"pd": true, "tikv": true, "tidb": true, "tiflash": true}
+// registered returns the StatefulSet components the registry builds, in
+// sync order, as NewDefaultControl receives them.
+func registered() []component.Component {
+	return members.Components(members.New(&component.Env{}))
+}
 
 func TestStatusOnlyUpdatesAreNotResynced(t *testing.T) {
 	t.Parallel()

@@ -29,7 +29,7 @@ func TestUnsupportedFieldsAreNamedOnce(t *testing.T) {
 	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), tc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	comps := []Component{&stubComponent{name: "pd"}, &stubComponent{name: "tikv"}, &stubComponent{name: "tidb"}}
+	comps := []Component{newStatefulStub(t, "pd"), newStatefulStub(t, "tikv"), newStatefulStub(t, "tidb")}
 	control := NewDefaultControl(comps, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
 
 	got, err := syncOnce(t, deps, control, "basic")

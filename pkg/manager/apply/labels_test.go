@@ -6,18 +6,38 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
 )
+
+// newFakeApplier returns an Applier over an empty fake clientset and
+// unstarted informer caches (tests seed the indexers), with the clientset
+// for its recorded actions and the factory for its indexers. The package
+// cannot use controller.NewFakeDependencies: the controller imports apply.
+func newFakeApplier() (*Applier, *kubefake.Clientset, kubeinformers.SharedInformerFactory) {
+	kube := kubefake.NewClientset()
+	f := kubeinformers.NewSharedInformerFactory(kube, 0)
+	a := NewApplier(kube, record.NewFakeRecorder(100), Caches{
+		Services:        f.Core().V1().Services().Lister(),
+		ConfigMaps:      f.Core().V1().ConfigMaps().Lister(),
+		StatefulSets:    f.Apps().V1().StatefulSets().Lister(),
+		Deployments:     f.Apps().V1().Deployments().Lister(),
+		ServiceAccounts: f.Core().V1().ServiceAccounts().Lister(),
+		Roles:           f.Rbac().V1().Roles().Lister(),
+		RoleBindings:    f.Rbac().V1().RoleBindings().Lister(),
+	})
+	return a, kube, f
+}
 
 // TestOwnedLabelsEditedByHandArePutBack changes an owned label of a
 // converged Service by hand: the next apply writes it back and keeps a
 // label only someone else set.
 func TestOwnedLabelsEditedByHandArePutBack(t *testing.T) {
 	t.Parallel()
-	deps := controller.NewFakeDependencies()
-	a := NewApplier(deps.Dependencies)
+	a, kube, informers := newFakeApplier()
 	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
 	desired := func() *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns",
@@ -27,14 +47,14 @@ func TestOwnedLabelsEditedByHandArePutBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	indexer := deps.KubeInformerFactory.Core().V1().Services().Informer().GetIndexer()
+	indexer := informers.Core().V1().Services().Informer().GetIndexer()
 	if err := indexer.Add(created); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Service(context.Background(), owner, desired()); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(deps.FakeKube.Actions()); n != 1 {
+	if n := len(kube.Actions()); n != 1 {
 		t.Fatalf("a converged Service must not be written again: %d actions", n)
 	}
 	edited := created.DeepCopy()
@@ -57,8 +77,7 @@ func TestOwnedLabelsEditedByHandArePutBack(t *testing.T) {
 // puts the label back instead of failing every sync.
 func TestObjectDroppedFromTheCacheIsPutBack(t *testing.T) {
 	t.Parallel()
-	deps := controller.NewFakeDependencies()
-	a := NewApplier(deps.Dependencies)
+	a, kube, _ := newFakeApplier()
 	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
 	desired := func() *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns",
@@ -70,7 +89,7 @@ func TestObjectDroppedFromTheCacheIsPutBack(t *testing.T) {
 	}
 	relabelled := created.DeepCopy()
 	relabelled.Labels["app.kubernetes.io/managed-by"] = "someone-else"
-	if _, err := deps.FakeKube.CoreV1().ConfigMaps("ns").Update(context.Background(), relabelled, metav1.UpdateOptions{}); err != nil {
+	if _, err := kube.CoreV1().ConfigMaps("ns").Update(context.Background(), relabelled, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The cache never held it (as after the relabelling dropped it).

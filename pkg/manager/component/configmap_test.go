@@ -5,12 +5,14 @@ import "testing"
 func TestEqualConfigDataComparesEveryTOMLKeyByMeaning(t *testing.T) {
 	t.Parallel()
 	live := map[string]string{
-		"config_templ.toml": "tmp_path = '/data0/tmp'\n[flash]\nservice_addr = '0.0.0.0:3930'\n",
+		"config_templ.toml": "tmp_path = '/data0/tmp'\n[flash]\nservice_addr = '0.0.0.0:3930'\ntcp_port = 9000\n",
 		"proxy_templ.toml":  "log-level = 'info'\n",
 		"startup-script":    "#!/bin/sh\nexec tiflash\n",
 	}
+	// Quoting, spacing and key order within a table differ. tmp_path stays
+	// above [flash]: below it, it would be flash.tmp_path, another setting.
 	reformatted := map[string]string{
-		"config_templ.toml": "[flash]\nservice_addr = \"0.0.0.0:3930\"\n\ntmp_path = \"/data0/tmp\"\n",
+		"config_templ.toml": "tmp_path = \"/data0/tmp\"\n\n[flash]\n  tcp_port = 9000\n  service_addr = \"0.0.0.0:3930\"\n",
 		"proxy_templ.toml":  "log-level   =   \"info\"",
 		"startup-script":    "#!/bin/sh\nexec tiflash\n",
 	}

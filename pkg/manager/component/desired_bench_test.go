@@ -55,7 +55,8 @@ func newBenchTC(pdReplicas, tikvReplicas, tidbReplicas int32) *v1alpha1.TidbClus
 // sync builds these on every pass, converged or not, so this is the floor
 // of a sync's CPU and allocations.
 func BenchmarkDesiredObjects(b *testing.B) {
-	comps := []component.Component{pd.New(nil, nil), tikv.New(nil, nil), tidb.New(nil, nil, nil)}
+	env := &component.Env{}
+	comps := []component.Component{pd.New(env), tikv.New(env), tidb.New(env)}
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			tc := newBenchTC(s.pd, s.tikv, s.tidb)

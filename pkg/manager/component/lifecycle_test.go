@@ -8,14 +8,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 )
 
-// recordingHooks records the post-upgrade calls of the skeleton.
+// observedComponent is the part of a component that is not a lifecycle hook.
+type observedComponent interface {
+	component.Component
+	component.Observer
+}
+
+// recordingHooks is a component whose only lifecycle hooks record the
+// post-upgrade calls of the skeleton; every other hook is absent, so the
+// skeleton's defaults apply.
 type recordingHooks struct {
-	component.NoHooks
+	observedComponent
 	post   []int32
 	ends   int
 	endErr error
@@ -46,7 +53,8 @@ func endOfRollout(t *testing.T, hooks *recordingHooks) (*fixture, *v1alpha1.Tidb
 	pod = pod.DeepCopy()
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
 	mustAdd(t, f.deps.KubeInformerFactory.Core().V1().Pods().Informer().GetIndexer().Update(pod))
-	f.mgr = component.NewManager(pd.New(f.pd, f.deps.Clock), hooks, apply.NewApplier(f.deps.Dependencies), f.deps.Dependencies)
+	hooks.observedComponent = pd.New(f.env)
+	f.mgr = component.NewManager(hooks, f.env)
 	tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
 	tc.Status.PD.Phase = v1alpha1.UpgradePhase
 	return f, tc

@@ -16,7 +16,6 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
-	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	_ "github.com/kubetidb/tidb-operator/pkg/manager/golden" // registers -update for go test ./pkg/manager/...
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
@@ -25,15 +24,27 @@ import (
 
 type fixture struct {
 	deps *controller.FakeDependencies
+	env  *component.Env
 	pd   *pdapi.FakeControl
 	mgr  *component.Manager
 }
 
+// newFixture runs PD in the skeleton over fake dependencies and a fake PD,
+// with failover off.
 func newFixture() *fixture {
 	deps := controller.NewFakeDependencies()
-	applier := apply.NewApplier(deps.Dependencies)
 	fc := pdapi.NewFakeControl()
-	return &fixture{deps: deps, pd: fc, mgr: component.NewManager(pd.New(fc, deps.Clock), nil, applier, deps.Dependencies)}
+	env := newEnv(deps, fc)
+	return &fixture{deps: deps, env: env, pd: fc, mgr: component.NewManager(pd.New(env), env)}
+}
+
+// newEnv is the members' Env over deps, reaching PD through fc, with
+// failover off.
+func newEnv(deps *controller.FakeDependencies, fc *pdapi.FakeControl) *component.Env {
+	env := controller.NewEnv(deps.Dependencies)
+	env.PD = fc
+	env.AutoFailover = false
+	return env
 }
 
 func newTC(strategy v1alpha1.ConfigUpdateStrategy) *v1alpha1.TidbCluster {

@@ -15,7 +15,6 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
-	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
@@ -48,15 +47,15 @@ type clusterFixture struct {
 
 func newClusterFixture() *clusterFixture {
 	deps := controller.NewFakeDependencies()
-	applier := apply.NewApplier(deps.Dependencies)
 	fc := pdapi.NewFakeControl()
-	off := component.FailoverConfig{}
+	env := newEnv(deps, fc)
+	env.DiscoveryImage = "pingcap/tidb-operator:latest"
 	d := deps.Dependencies
 	comps := []tidbcluster.Component{
-		discovery.NewManager(applier, "pingcap/tidb-operator:latest"),
-		component.NewManager(pd.New(fc, d.Clock), pd.NewHooks(off, fc, d.KubeClient, d.Recorder, d.Clock), applier, d),
-		component.NewManager(tikv.New(fc, d.Clock), tikv.NewHooks(off, fc, d.KubeClient, d.PodLister, d.Recorder, d.Clock), applier, d),
-		component.NewManager(tidb.New(healthyTiDB{}, d.PodLister, d.Clock), tidb.NewHooks(off, d.Recorder, d.Clock), applier, d),
+		discovery.New(env),
+		component.NewManager(pd.New(env), env),
+		component.NewManager(tikv.New(env), env),
+		component.NewManager(tidb.NewWithClient(env, healthyTiDB{}), env),
 	}
 	return &clusterFixture{deps: deps, pd: fc,
 		control: tidbcluster.NewDefaultControl(comps, tidbcluster.NewStatusUpdater(d.Clientset), d.Recorder, nil, nil)}

@@ -15,9 +15,20 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
+
+// newFailoverPD is PD with failover after a one-minute grace period,
+// reaching PD through ctl and deleting pods and PVCs through an applier
+// over kube, at now.
+func newFailoverPD(ctl pdapi.Control, kube *kubefake.Clientset, now time.Time) *Component {
+	rec := record.NewFakeRecorder(10)
+	return &Component{pd: ctl, clock: clocktesting.NewFakeClock(now),
+		failover: component.FailoverConfig{Enabled: true, Period: time.Minute},
+		writer:   apply.NewApplier(kube, rec, apply.Caches{}), recorder: rec}
+}
 
 func membersTC(health []bool, since time.Time) *v1alpha1.TidbCluster {
 	one := int32(1)
@@ -37,7 +48,7 @@ func TestPDFailoverRecordsThenReplacesThenRecovers(t *testing.T) {
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	kube := kubefake.NewClientset()
 	ctl := pdapi.NewFakeControl()
-	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kube, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	h := newFailoverPD(ctl, kube, now)
 	tc := membersTC([]bool{true, false, true}, now.Add(-time.Hour))
 
 	if err := h.Failover(context.Background(), tc); err == nil {
@@ -78,7 +89,7 @@ func TestPDFailoverNeverActsWithoutQuorum(t *testing.T) {
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	kube := kubefake.NewClientset()
 	ctl := pdapi.NewFakeControl()
-	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kube, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	h := newFailoverPD(ctl, kube, now)
 	tc := membersTC([]bool{true, false, false}, now.Add(-time.Hour))
 	// Nothing to act on: no failure is recorded and the sync goes on.
 	if err := h.Failover(context.Background(), tc); err != nil || len(tc.Status.PD.FailureMembers) != 0 || len(kube.Actions()) != 0 {
@@ -102,8 +113,7 @@ func TestPDFailoverCountsQuorumFromMembers(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	kube := kubefake.NewClientset()
-	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, pdapi.NewFakeControl(), kube,
-		record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	h := newFailoverPD(pdapi.NewFakeControl(), kube, now)
 	tc := membersTC([]bool{true}, now.Add(-time.Hour))
 	tc.Spec.PD.Replicas = 3
 	tc.Status.PD.StatefulSet = &appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1}
@@ -133,8 +143,7 @@ func TestMembersWithoutPodsAreRemovedFromPD(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctl := pdapi.NewFakeControl()
-			h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, ctl, kubefake.NewClientset(),
-				record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+			h := newFailoverPD(ctl, kubefake.NewClientset(), now)
 			tc := membersTC([]bool{true, true, true, false}, now)
 			tc.Spec.PD.Replicas = 3
 			tc.Status.PD.StatefulSet = &appsv1.StatefulSetStatus{Replicas: c.stsReplicas}

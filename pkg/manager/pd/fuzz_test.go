@@ -22,7 +22,7 @@ func FuzzBuild(f *testing.F) {
 			return
 		}
 		fuzzbuild.Check(t, tc, func(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
-			return component.Desired(tc, New(nil, nil))
+			return component.Desired(tc, New(&component.Env{}))
 		})
 	})
 }

@@ -18,10 +18,12 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
 type fixture struct {
 	deps    *controller.FakeDependencies
+	env     *component.Env
 	policy  *PolicyManager
 	cleaner *Cleaner
 	tc      *v1alpha1.TidbCluster
@@ -30,11 +32,11 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	deps := controller.NewFakeDependencies()
-	policy, cleaner := New(deps.Dependencies)
+	env := controller.NewEnv(deps.Dependencies)
 	on := true
 	tc := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"},
 		Spec: v1alpha1.TidbClusterSpec{EnablePVReclaim: &on}}
-	return &fixture{deps: deps, policy: policy, cleaner: cleaner, tc: tc}
+	return &fixture{deps: deps, env: env, policy: NewPolicy(env), cleaner: NewCleaner(env), tc: tc}
 }
 
 // addPVC puts a bound PVC of ordinal into the API and the cache, and its PV
@@ -138,7 +140,7 @@ func TestPolicyLeavesPVsAloneWithoutPermission(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.addPVC(t, "pd", 0, nil)
-	policy, _ := New(&controller.Dependencies{PVCLister: f.deps.PVCLister, KubeClient: f.deps.KubeClient})
+	policy := NewPolicy(&component.Env{PVCs: f.env.PVCs, Kube: f.env.Kube, Writer: f.env.Writer}) // no PV cache
 	f.must(t, policy.Sync(context.Background(), f.tc))
 	f.wantWrites(t, 0, "without --manage-persistent-volumes")
 }

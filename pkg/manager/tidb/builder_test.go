@@ -133,7 +133,7 @@ spec:
 	for name, manifest := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			golden.Assert(t, name, golden.Objects(t, golden.Cluster(t, manifest), New(nil, nil, nil))...)
+			golden.Assert(t, name, golden.Objects(t, golden.Cluster(t, manifest), New(&component.Env{}))...)
 		})
 	}
 }
@@ -146,7 +146,7 @@ func TestBuildersIgnoreConfigUpdateStrategy(t *testing.T) {
 	inPlace.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyInPlace
 	rolling := golden.Cluster(t, basicCluster)
 	builders := func(tc *v1alpha1.TidbCluster) []any {
-		c := New(nil, nil, nil)
+		c := New(&component.Env{})
 		data, err := c.ConfigData(tc)
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +226,7 @@ func TestSlowLogReusesAVolumeMountedAtTheLogDir(t *testing.T) {
 	t.Parallel()
 	tc := golden.Cluster(t, basicCluster)
 	tc.Spec.TiDB.StorageVolumes = []v1alpha1.StorageVolume{{Name: "log", StorageSize: "1Gi", MountPath: "/var/log/tidb"}}
-	sts, err := New(nil, nil, nil).StatefulSet(tc, "cm")
+	sts, err := New(&component.Env{}).StatefulSet(tc, "cm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestTiDBFailover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rec := record.NewFakeRecorder(10)
-			h := NewHooks(tt.cfg, rec, clocktesting.NewFakeClock(now))
+			h := &Component{failover: tt.cfg, recorder: rec, clock: clocktesting.NewFakeClock(now)}
 			for i := 0; i < 3; i++ { // repeated syncs never exceed the cap
 				if err := h.Failover(context.Background(), tt.tc); err != nil {
 					t.Fatal(err)
@@ -63,7 +63,7 @@ func TestTiDBFailoverRecoversWhenHealthyAgain(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 10, 0, 0, time.UTC)
 	tc := failoverTC(map[string]bool{"basic-tidb-0": true, "basic-tidb-1": false}, now.Add(-time.Hour))
 	rec := record.NewFakeRecorder(10)
-	h := NewHooks(component.FailoverConfig{Enabled: true, Period: time.Minute}, rec, clocktesting.NewFakeClock(now))
+	h := &Component{failover: component.FailoverConfig{Enabled: true, Period: time.Minute}, recorder: rec, clock: clocktesting.NewFakeClock(now)}
 	if err := h.Failover(context.Background(), tc); err != nil || h.FailoverReplicas(tc) != 1 {
 		t.Fatalf("want one failure recorded: %v %v", err, tc.Status.TiDB.FailureMembers)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 )
@@ -140,7 +141,7 @@ func TestObserveMembers(t *testing.T) {
 				tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}
 				tc.Spec.ClusterDomain = "cluster.local"
 			}
-			comp := New(hc, podLister(t, c.pods), clocktesting.NewFakePassiveClock(now.Time))
+			comp := NewWithClient(&component.Env{Pods: podLister(t, c.pods), Clock: clocktesting.NewFakePassiveClock(now.Time)}, hc)
 			err := comp.Observe(context.Background(), tc, c.sts)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("Observe error = %v, want error: %v", err, c.wantErr)
@@ -223,7 +224,7 @@ func TestObserveMembersBoundsConcurrency(t *testing.T) {
 	tc := observedCluster()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := New(hc, podLister(t, nodes), clocktesting.NewFakePassiveClock(now.Time)).Observe(ctx, tc, stsWith(replicas)); err != nil {
+	if err := NewWithClient(&component.Env{Pods: podLister(t, nodes), Clock: clocktesting.NewFakePassiveClock(now.Time)}, hc).Observe(ctx, tc, stsWith(replicas)); err != nil {
 		t.Fatal(err)
 	}
 	if got := HealthyMembers(tc); got != replicas {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
 )
 
@@ -136,7 +137,7 @@ spec:
 	for name, manifest := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			golden.Assert(t, name, golden.Objects(t, golden.Cluster(t, manifest), New(nil, nil))...)
+			golden.Assert(t, name, golden.Objects(t, golden.Cluster(t, manifest), New(&component.Env{}))...)
 		})
 	}
 }
@@ -149,7 +150,7 @@ func TestBuildersIgnoreConfigUpdateStrategy(t *testing.T) {
 	inPlace.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyInPlace
 	rolling := golden.Cluster(t, basicCluster)
 	builders := func(tc *v1alpha1.TidbCluster) []any {
-		c := New(nil, nil)
+		c := New(&component.Env{})
 		data, err := c.ConfigData(tc)
 		if err != nil {
 			t.Fatal(err)

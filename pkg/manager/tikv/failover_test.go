@@ -6,12 +6,23 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/names"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
+
+// newTiKV is TiKV built by New over an Env of the fakes given: PD through
+// ctl, pods from pods (both may be nil when unused), events into rec, the
+// clock at now, and failover as configured.
+func newTiKV(ctl pdapi.Control, pods corelisters.PodLister, rec record.EventRecorder, now time.Time, failover component.FailoverConfig) *Component {
+	return New(&component.Env{PD: ctl, Pods: pods, Recorder: rec, Clock: clocktesting.NewFakeClock(now),
+		AutoFailover: failover.Enabled, FailoverPeriods: map[string]time.Duration{names.TiKV: failover.Period}})
+}
 
 func storesTC(states map[string]string, since time.Time) *v1alpha1.TidbCluster {
 	one := int32(1)
@@ -33,7 +44,7 @@ func TestTiKVFailoverMarksDownStoresAndRecoversOnRequest(t *testing.T) {
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	tc := storesTC(map[string]string{"basic-tikv-0": "Up", "basic-tikv-1": "Down", "basic-tikv-2": "Down"}, now.Add(-time.Hour))
 	rec := record.NewFakeRecorder(10)
-	h := NewHooks(component.FailoverConfig{Enabled: true, Period: 5 * time.Minute}, nil, nil, nil, rec, clocktesting.NewFakeClock(now))
+	h := newTiKV(nil, nil, rec, now, component.FailoverConfig{Enabled: true, Period: 5 * time.Minute})
 	for i := 0; i < 3; i++ {
 		if err := h.Failover(context.Background(), tc); err != nil {
 			t.Fatal(err)
@@ -61,7 +72,7 @@ func TestTiKVFailoverIgnoresRecentAndUndesired(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	tc := storesTC(map[string]string{"basic-tikv-0": "Down", "basic-tikv-5": "Down"}, now.Add(-time.Minute))
-	h := NewHooks(component.FailoverConfig{Enabled: true, Period: 5 * time.Minute}, nil, nil, nil, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	h := newTiKV(nil, nil, record.NewFakeRecorder(10), now, component.FailoverConfig{Enabled: true, Period: 5 * time.Minute})
 	if err := h.Failover(context.Background(), tc); err != nil || h.FailoverReplicas(tc) != 0 {
 		t.Fatalf("a store Down for less than the period, or beyond the desired ordinals, must not fail over: %v", tc.Status.TiKV.FailureStores)
 	}

@@ -3,19 +3,18 @@ package tikv
 import (
 	"context"
 	"errors"
-	"github.com/kubetidb/tidb-operator/pkg/flow"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
@@ -29,7 +28,7 @@ func TestEndUpgradeRemovesOnlyThisClustersSchedulers(t *testing.T) {
 	ctl := pdapi.NewFakeControl()
 	pd := ctl.ClusterClient("ns", "basic")
 	pd.SetEvictLeaderSchedulers(1, 2, 7, 8, 99) // 99: a store this cluster does not know
-	h := NewHooks(component.FailoverConfig{}, ctl, nil, nil, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	h := newTiKV(ctl, nil, record.NewFakeRecorder(10), now, component.FailoverConfig{})
 
 	if err := h.EndUpgrade(context.Background(), tc); err != nil {
 		t.Fatal(err)
@@ -57,7 +56,7 @@ func TestEndUpgradeErrorsWhenPDCannotList(t *testing.T) {
 	tc := storesTC(map[string]string{"basic-tikv-0": "Up"}, now)
 	ctl := pdapi.NewFakeControl()
 	ctl.ClusterClient("ns", "basic").SetError(pdapi.MethodGetEvictLeaderSchedulers, errors.New("connection refused"))
-	h := NewHooks(component.FailoverConfig{}, ctl, nil, nil, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now))
+	h := newTiKV(ctl, nil, record.NewFakeRecorder(10), now, component.FailoverConfig{})
 	if err := h.EndUpgrade(context.Background(), tc); err == nil {
 		t.Fatal("want an error so the sweep is retried")
 	}
@@ -78,8 +77,7 @@ func TestScaleInOfAPodWithoutAStore(t *testing.T) {
 			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}}}); err != nil {
 			t.Fatal(err)
 		}
-		h := NewHooks(component.FailoverConfig{}, pdapi.NewFakeControl(), nil, corelisters.NewPodLister(indexer),
-			record.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()))
+		h := newTiKV(pdapi.NewFakeControl(), corelisters.NewPodLister(indexer), record.NewFakeRecorder(10), time.Now(), component.FailoverConfig{})
 		tc := observedCluster()
 		tc.Status.TiKV.Synced = true
 		err := h.PreScaleIn(context.Background(), tc, 3)

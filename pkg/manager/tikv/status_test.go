@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -183,7 +184,7 @@ func TestObserveStores(t *testing.T) {
 			if c.noSTS {
 				sts = nil
 			}
-			err := New(ctl, clocktesting.NewFakePassiveClock(now.Time)).Observe(context.Background(), tc, sts)
+			err := New(&component.Env{PD: ctl, Clock: clocktesting.NewFakePassiveClock(now.Time)}).Observe(context.Background(), tc, sts)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("Observe error = %v, want error: %v", err, c.wantErr)
 			}
@@ -227,7 +228,7 @@ func TestObserveStoresOfJoinedPD(t *testing.T) {
 			c.want(ctl).SetStores(pdStore(1, ownAddr0, pdapi.StoreStateNameUp, 1))
 			tc := observedCluster()
 			tc.Spec.PD, tc.Spec.Cluster, tc.Spec.PDAddresses = nil, c.spec.Cluster, c.spec.PDAddresses
-			if err := New(ctl, clocktesting.NewFakePassiveClock(now.Time)).Observe(context.Background(), tc, &appsv1.StatefulSet{}); err != nil {
+			if err := New(&component.Env{PD: ctl, Clock: clocktesting.NewFakePassiveClock(now.Time)}).Observe(context.Background(), tc, &appsv1.StatefulSet{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := tc.Status.TiKV.Stores["1"]; !ok {
