@@ -46,8 +46,8 @@ type ControlInterface interface {
 type defaultControl struct {
 	components []Component
 	stateful   []component.Component // the StatefulSet components, for conditions and metrics
-	built      map[string]bool // names of the components, for what is not acted on yet
-	checked    checkedObjects  // the object versions whose built objects passed the checks
+	built      map[string]bool       // names of the components, for what is not acted on yet
+	checked    checkedObjects        // the object versions whose built objects passed the checks
 	status     StatusUpdater
 	recorder   record.EventRecorder
 	metrics    *metrics.Metrics

@@ -21,10 +21,10 @@ import (
 // really gone — its ordinal beyond the StatefulSet's replicas and its pod
 // absent from the cache and from the API — after setting the PV to Delete.
 type Cleaner struct {
-	pvcs     corelisters.PersistentVolumeClaimLister
-	pods     corelisters.PodLister
-	sts      appslisters.StatefulSetLister
-	pvs      *volumes
+	pvcs corelisters.PersistentVolumeClaimLister
+	pods corelisters.PodLister
+	sts  appslisters.StatefulSetLister
+	pvs  *volumes
 }
 
 // Name labels metrics and logs.

@@ -122,7 +122,6 @@ func (c *Component) ScaleOutStep(tc *v1alpha1.TidbCluster) int32 {
 	return 1
 }
 
-
 // fairLeaderShare is the mean leader count of the cluster's Up stores.
 func fairLeaderShare(tc *v1alpha1.TidbCluster) int32 {
 	var sum, n int32
