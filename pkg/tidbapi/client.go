@@ -7,14 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
 
+	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/podhttp"
 )
 
 // StatusPort is TiDB's status port.
@@ -28,12 +28,7 @@ const DefaultTimeout = 3 * time.Second
 const maxBodyBytes = 1 << 20
 
 // Options says how to reach the TiDB pods of one TidbCluster.
-type Options struct {
-	// TLSEnabled selects https and the cluster client certificate (spec.tlsCluster.enabled).
-	TLSEnabled bool
-	// ClusterDomain, when set, makes host names fully qualified: "….<ns>.svc.<ClusterDomain>".
-	ClusterDomain string
-}
+type Options = podhttp.Options
 
 // Info is the part of TiDB's `/info` answer (TiDB `infosync.ServerInfo`) the operator reads.
 type Info struct {
@@ -64,56 +59,41 @@ type Client interface {
 	GetInfo(ctx context.Context, namespace, tcName, podName string, opts Options) (*Info, error)
 }
 
+// statusPort is where the operator reaches a TiDB pod.
+var statusPort = podhttp.Port{Component: names.TiDB, Number: StatusPort}
+
 // StatusURL returns the base URL of a TiDB pod's status port:
 // "<scheme>://<pod>.<tc>-tidb-peer.<ns>[.svc.<domain>]:10080".
 func StatusURL(namespace, tcName, podName string, opts Options) string {
-	scheme := "http"
-	if opts.TLSEnabled {
-		scheme = "https"
-	}
-	host := podName + "." + tcName + "-tidb-peer." + namespace
-	if opts.ClusterDomain != "" {
-		host += ".svc." + opts.ClusterDomain
-	}
-	return fmt.Sprintf("%s://%s:%d", scheme, host, StatusPort)
+	return statusPort.URL(namespace, tcName, podName, opts)
 }
 
 // HTTPClients returns the *http.Client for the pods of a TidbCluster; *pdapi.HTTPClientCache implements
 // it (shared with the PD control, so one TLS cache serves the cluster).
-type HTTPClients interface {
-	Get(namespace, tcName string, tlsEnabled bool) (*http.Client, error)
-}
-
-var _ HTTPClients = (*pdapi.HTTPClientCache)(nil)
+type HTTPClients = podhttp.HTTPClients
 
 // client is the Client over HTTP.
-type client struct {
-	httpClients HTTPClients
-	timeout     time.Duration
-}
+type client struct{ pods *podhttp.Client }
 
 // NewClient returns a Client that sends through httpClients and bounds each request by timeout
 // (DefaultTimeout when ≤ 0).
 func NewClient(httpClients HTTPClients, timeout time.Duration) Client {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return &client{httpClients: httpClients, timeout: timeout}
+	return &client{pods: podhttp.NewClient(httpClients, timeout, DefaultTimeout, maxBodyBytes)}
 }
 
 // GetHealth implements Client.
 func (c *client) GetHealth(ctx context.Context, namespace, tcName, podName string, opts Options) (bool, error) {
 	url := StatusURL(namespace, tcName, podName, opts) + "/status"
-	status, body, err := c.do(ctx, http.MethodGet, url, namespace, tcName, opts.TLSEnabled)
-	var unreachable *unreachableError
+	status, body, err := c.pods.ReadAll(ctx, podhttp.NewRequest(http.MethodGet, url, namespace, tcName, opts))
+	var unreachable *podhttp.UnreachableError
 	switch {
 	case errors.As(err, &unreachable) && ctx.Err() == nil:
-		logUnhealthy(ctx, namespace, podName, url, unreachable.err.Error())
+		logUnhealthy(ctx, namespace, podName, url, unreachable.Err.Error())
 		return false, nil
 	case err != nil:
 		return false, pdapi.Trace(fmt.Errorf("tidb GetHealth %s: %w", podName, err))
 	case status >= http.StatusBadRequest:
-		logUnhealthy(ctx, namespace, podName, url, fmt.Sprintf("%d %s", status, snippet(body)))
+		logUnhealthy(ctx, namespace, podName, url, fmt.Sprintf("%d %s", status, podhttp.Snippet(body)))
 		return false, nil
 	}
 	return true, nil
@@ -126,56 +106,16 @@ func logUnhealthy(ctx context.Context, namespace, podName, url, reason string) {
 // GetInfo implements Client.
 func (c *client) GetInfo(ctx context.Context, namespace, tcName, podName string, opts Options) (*Info, error) {
 	url := StatusURL(namespace, tcName, podName, opts) + "/info"
-	status, body, err := c.do(ctx, http.MethodPost, url, namespace, tcName, opts.TLSEnabled)
+	status, body, err := c.pods.ReadAll(ctx, podhttp.NewRequest(http.MethodPost, url, namespace, tcName, opts))
+	if err == nil && status != http.StatusOK {
+		err = podhttp.StatusError(http.MethodPost, url, status, body)
+	}
 	if err != nil {
 		return nil, pdapi.Trace(fmt.Errorf("tidb GetInfo %s: %w", podName, err))
-	}
-	if status != http.StatusOK {
-		return nil, pdapi.Trace(fmt.Errorf("tidb GetInfo %s: POST %s: %d %s: %s", podName, url, status, http.StatusText(status), snippet(body)))
 	}
 	info := &Info{}
 	if err := json.Unmarshal(body, info); err != nil {
 		return nil, pdapi.Trace(fmt.Errorf("tidb GetInfo %s: POST %s: decode: %w", podName, url, err))
 	}
 	return info, nil
-}
-
-// unreachableError is a request that got no complete answer (dial, TLS, timeout, reset).
-type unreachableError struct{ err error }
-
-func (e *unreachableError) Error() string { return e.err.Error() }
-func (e *unreachableError) Unwrap() error { return e.err }
-
-// do sends one bodiless request bounded by c.timeout and returns the status and (bounded) body. A
-// request that got no answer is an *unreachableError.
-func (c *client) do(ctx context.Context, method, url, namespace, tcName string, tlsEnabled bool) (int, []byte, error) {
-	httpClient, err := c.httpClients.Get(namespace, tcName, tlsEnabled)
-	if err != nil {
-		return 0, nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, nil, &unreachableError{err: err}
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
-	if err != nil {
-		return 0, nil, &unreachableError{err: fmt.Errorf("%s %s: read body: %w", method, url, err)}
-	}
-	return resp.StatusCode, body, nil
-}
-
-// snippet is the start of a body for an error message or log.
-func snippet(body []byte) string {
-	text := strings.TrimSpace(string(body))
-	if len(text) > 256 {
-		return text[:256] + "…"
-	}
-	return text
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/podhttp/podhttptest"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 )
 
@@ -28,44 +27,12 @@ const (
 	  "binlog_status":"Off","start_timestamp":1717000000,"labels":{"zone":"z1"},"server_id":1234}`
 )
 
-// proxied is an HTTPClients whose clients send every request to one httptest server acting as the
-// HTTP proxy, which dispatches on the requested pod host, as the simulator does.
-type proxied struct{ client *http.Client }
-
-func (p proxied) Get(_, _ string, tlsEnabled bool) (*http.Client, error) {
-	if tlsEnabled {
-		return nil, errors.New("no TLS in this test")
-	}
-	return p.client, nil
-}
-
 // newTiDBPods serves per-pod handlers behind a proxy; a pod without a handler refuses the connection
 // (the proxy answers 502, which is also ≥ 400).
 func newTiDBPods(t *testing.T, pods map[string]http.HandlerFunc) tidbapi.HTTPClients {
 	t.Helper()
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pod, _, _ := strings.Cut(r.Host, ".")
-		if !strings.HasSuffix(r.Host, ".basic-tidb-peer.ns:10080") || pods[pod] == nil {
-			http.Error(w, "dial "+r.Host+": connection refused", http.StatusBadGateway)
-			return
-		}
-		pods[pod](w, r)
-	}))
-	t.Cleanup(proxy.Close)
-	proxyURL, _ := url.Parse(proxy.URL)
-	transport := pdapi.NewTransport(nil)
-	transport.Proxy = http.ProxyURL(proxyURL)
-	return proxied{client: &http.Client{Transport: transport, Timeout: 5 * time.Second}}
+	return podhttptest.Pods{PeerHost: "basic-tidb-peer.ns:10080", Paths: []string{"/status", "/info"}, Handlers: pods}.Serve(t)
 }
-
-func answer(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
-}
-
-func blockUntilCanceled(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 
 func TestStatusURL(t *testing.T) {
 	t.Parallel()
@@ -86,10 +53,10 @@ func TestStatusURL(t *testing.T) {
 func TestGetHealth(t *testing.T) {
 	t.Parallel()
 	clients := newTiDBPods(t, map[string]http.HandlerFunc{
-		"basic-tidb-0": answer(200, tidbStatusJSON),
-		"basic-tidb-1": answer(500, "not serving"),
-		"basic-tidb-2": answer(301, ""),
-		"basic-tidb-3": blockUntilCanceled,
+		"basic-tidb-0": podhttptest.Answer(200, tidbStatusJSON),
+		"basic-tidb-1": podhttptest.Answer(500, "not serving"),
+		"basic-tidb-2": podhttptest.Answer(301, ""),
+		"basic-tidb-3": podhttptest.BlockUntilCanceled,
 	})
 	c := tidbapi.NewClient(clients, 100*time.Millisecond)
 	cases := map[string]bool{
@@ -112,7 +79,7 @@ func TestGetHealthConnectionRefused(t *testing.T) {
 	refuse := &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("connect: connection refused")
 	}}
-	c := tidbapi.NewClient(proxied{client: &http.Client{Transport: refuse}}, 0)
+	c := tidbapi.NewClient(podhttptest.Plain(&http.Client{Transport: refuse}), 0)
 	healthy, err := c.GetHealth(context.Background(), "ns", "basic", "basic-tidb-0", tidbapi.Options{})
 	if healthy || err != nil {
 		t.Errorf("GetHealth of a refused pod = %v, %v; want false, nil", healthy, err)
@@ -125,14 +92,10 @@ func TestGetHealthConnectionRefused(t *testing.T) {
 
 func TestGetHealthErrors(t *testing.T) {
 	t.Parallel()
-	clients := newTiDBPods(t, map[string]http.HandlerFunc{"basic-tidb-0": blockUntilCanceled})
+	clients := newTiDBPods(t, map[string]http.HandlerFunc{"basic-tidb-0": podhttptest.BlockUntilCanceled})
 	c := tidbapi.NewClient(clients, time.Minute)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := c.GetHealth(ctx, "ns", "basic", "basic-tidb-0", tidbapi.Options{}); !errors.Is(err, context.Canceled) {
-		t.Errorf("GetHealth with an ended ctx: err = %v, want context.Canceled", err)
-	}
+	// An ended ctx is an error too: TestErrorsCarryStackAndCause.
 	_, err := c.GetHealth(context.Background(), "ns", "basic", "basic-tidb-0", tidbapi.Options{TLSEnabled: true})
 	if err == nil || !strings.Contains(err.Error(), "no TLS in this test") {
 		t.Errorf("GetHealth without TLS material: err = %v", err)
@@ -152,8 +115,8 @@ func TestGetInfo(t *testing.T) {
 			method.Store(r.Method)
 			_, _ = w.Write([]byte(tidbInfoJSON))
 		},
-		"basic-tidb-1": answer(500, "internal error"),
-		"basic-tidb-2": answer(200, `{"is_owner": "yes"}`),
+		"basic-tidb-1": podhttptest.Answer(500, "internal error"),
+		"basic-tidb-2": podhttptest.Answer(200, `{"is_owner": "yes"}`),
 	})
 	c := tidbapi.NewClient(clients, 0)
 	info, err := c.GetInfo(context.Background(), "ns", "basic", "basic-tidb-0", tidbapi.Options{})
@@ -195,14 +158,14 @@ func TestGetHealthOfPodsIsBoundedAndConcurrent(t *testing.T) {
 		mu.Lock()
 		inFlight--
 		mu.Unlock()
-		answer(200, tidbStatusJSON)(w, r)
+		podhttptest.Answer(200, tidbStatusJSON)(w, r)
 	}
 	pods := map[string]http.HandlerFunc{}
 	names := []string{"basic-tidb-0", "basic-tidb-1", "basic-tidb-2", "basic-tidb-3", "basic-tidb-4"}
 	for _, name := range names {
 		pods[name] = handler
 	}
-	pods["basic-tidb-4"] = answer(503, "starting")
+	pods["basic-tidb-4"] = podhttptest.Answer(503, "starting")
 	c := tidbapi.NewClient(newTiDBPods(t, pods), 0)
 
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubetidb/tidb-operator/pkg/podhttp/podhttptest"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 )
 
@@ -17,7 +18,7 @@ import (
 // (printed by %+v) and still unwrap to their cause for errors.Is and errors.As.
 func TestErrorsCarryStackAndCause(t *testing.T) {
 	t.Parallel()
-	clients := newTiDBPods(t, map[string]http.HandlerFunc{"basic-tidb-0": blockUntilCanceled})
+	clients := newTiDBPods(t, map[string]http.HandlerFunc{"basic-tidb-0": podhttptest.BlockUntilCanceled})
 	c := tidbapi.NewClient(clients, time.Minute)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,12 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/podhttp"
 )
 
 // ProxyStatusPort is the TiFlash proxy's status port (the Service port `proxy-metrics`).
@@ -44,12 +45,7 @@ const (
 var ErrStoreStatusNotServed = errors.New("TiFlash does not serve /tiflash/store-status")
 
 // Options says how to reach the TiFlash pods of one TidbCluster.
-type Options struct {
-	// TLSEnabled selects https and the cluster client certificate (spec.tlsCluster.enabled).
-	TLSEnabled bool
-	// ClusterDomain, when set, makes host names fully qualified: "….<ns>.svc.<ClusterDomain>".
-	ClusterDomain string
-}
+type Options = podhttp.Options
 
 // Client reads the proxy status port of one TiFlash pod per call. Calls do not retry; each is bounded by
 // ctx and the client timeout. Implementations are safe for concurrent use.
@@ -64,44 +60,29 @@ type Client interface {
 
 // HTTPClients returns the *http.Client for the pods of a TidbCluster; *pdapi.HTTPClientCache implements
 // it (shared with the PD control, so one TLS cache serves the cluster and HTTP_PROXY is honoured).
-type HTTPClients interface {
-	Get(namespace, tcName string, tlsEnabled bool) (*http.Client, error)
-}
+type HTTPClients = podhttp.HTTPClients
 
-var _ HTTPClients = (*pdapi.HTTPClientCache)(nil)
+// proxyStatusPort is where the operator reaches a TiFlash pod.
+var proxyStatusPort = podhttp.Port{Component: names.TiFlash, Number: ProxyStatusPort}
 
 // StoreStatusURL returns the store-status URL of a TiFlash pod:
 // "<scheme>://<pod>.<tc>-tiflash-peer.<ns>[.svc.<domain>]:20292/tiflash/store-status".
 func StoreStatusURL(namespace, tcName, podName string, opts Options) string {
-	scheme := "http"
-	if opts.TLSEnabled {
-		scheme = "https"
-	}
-	host := podName + "." + tcName + "-tiflash-peer." + namespace
-	if opts.ClusterDomain != "" {
-		host += ".svc." + opts.ClusterDomain
-	}
-	return fmt.Sprintf("%s://%s:%d/tiflash/store-status", scheme, host, ProxyStatusPort)
+	return proxyStatusPort.URL(namespace, tcName, podName, opts) + "/tiflash/store-status"
 }
 
 // client is the Client over HTTP.
-type client struct {
-	httpClients HTTPClients
-	timeout     time.Duration
-}
+type client struct{ pods *podhttp.Client }
 
 // NewClient returns a Client that sends through httpClients and bounds each request by timeout
 // (DefaultTimeout when ≤ 0).
 func NewClient(httpClients HTTPClients, timeout time.Duration) Client {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return &client{httpClients: httpClients, timeout: timeout}
+	return &client{pods: podhttp.NewClient(httpClients, timeout, DefaultTimeout, maxBodyBytes)}
 }
 
 // GetStoreStatus implements Client.
 func (c *client) GetStoreStatus(ctx context.Context, namespace, tcName, podName string, opts Options) (StoreStatus, error) {
-	status, err := c.get(ctx, namespace, tcName, StoreStatusURL(namespace, tcName, podName, opts), opts.TLSEnabled)
+	status, err := c.get(ctx, namespace, tcName, StoreStatusURL(namespace, tcName, podName, opts), opts)
 	if err != nil {
 		// Because this is where the error leaves the package, it records its stack here.
 		return "", pdapi.Trace(fmt.Errorf("tiflash GetStoreStatus %s: %w", podName, err))
@@ -109,42 +90,19 @@ func (c *client) GetStoreStatus(ctx context.Context, namespace, tcName, podName 
 	return status, nil
 }
 
-func (c *client) get(ctx context.Context, namespace, tcName, url string, tlsEnabled bool) (StoreStatus, error) {
-	httpClient, err := c.httpClients.Get(namespace, tcName, tlsEnabled)
+func (c *client) get(ctx context.Context, namespace, tcName, url string, opts Options) (StoreStatus, error) {
+	status, body, err := c.pods.ReadAll(ctx, podhttp.NewRequest(http.MethodGet, url, namespace, tcName, opts))
 	if err != nil {
 		return "", err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return "", err // *url.Error names method and URL
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
-	if err != nil {
-		return "", fmt.Errorf("GET %s: read body: %w", url, err)
 	}
 	text := strings.TrimSpace(string(body))
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	case status == http.StatusNotFound:
 		return "", fmt.Errorf("GET %s: 404 Not Found: %w", url, ErrStoreStatusNotServed)
-	case resp.StatusCode != http.StatusOK:
-		return "", fmt.Errorf("GET %s: %d %s: %s", url, resp.StatusCode, http.StatusText(resp.StatusCode), snippet(text))
+	case status != http.StatusOK:
+		return "", podhttp.StatusError(http.MethodGet, url, status, body)
 	case text == "":
 		return "", fmt.Errorf("GET %s: empty store status", url)
 	}
 	return StoreStatus(text), nil
-}
-
-// snippet is the start of a body for an error message.
-func snippet(text string) string {
-	if len(text) > 256 {
-		return text[:256] + "…"
-	}
-	return text
 }

@@ -5,56 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/podhttp/podhttptest"
 	"github.com/kubetidb/tidb-operator/pkg/tiflashapi"
 )
 
-// proxied is an HTTPClients whose clients send every request to one httptest server acting as the HTTP
-// proxy (as HTTP_PROXY makes the operator's clients do), which dispatches on the requested pod host.
-type proxied struct{ client *http.Client }
-
-func (p proxied) Get(_, _ string, tlsEnabled bool) (*http.Client, error) {
-	if tlsEnabled {
-		return nil, errors.New("no TLS in this test")
-	}
-	return p.client, nil
-}
-
 // newTiFlashPods serves per-pod handlers of /tiflash/store-status behind a proxy; a pod without a
-// handler refuses the connection (the proxy answers 502).
+// handler refuses the connection (the proxy answers 502), and another path is not found, as TiFlash's
+// proxy answers.
 func newTiFlashPods(t *testing.T, pods map[string]http.HandlerFunc) tiflashapi.HTTPClients {
 	t.Helper()
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pod, _, _ := strings.Cut(r.Host, ".")
-		if !r.URL.IsAbs() || !strings.HasSuffix(r.Host, ".basic-tiflash-peer.ns:20292") || pods[pod] == nil {
-			http.Error(w, "dial "+r.Host+": connection refused", http.StatusBadGateway)
-			return
-		}
-		if r.Method != http.MethodGet || r.URL.Path != "/tiflash/store-status" {
-			http.NotFound(w, r) // as TiFlash's proxy does for an unknown path
-			return
-		}
-		pods[pod](w, r)
-	}))
-	t.Cleanup(proxy.Close)
-	proxyURL, _ := url.Parse(proxy.URL)
-	transport := pdapi.NewTransport(nil)
-	transport.Proxy = http.ProxyURL(proxyURL)
-	return proxied{client: &http.Client{Transport: transport, Timeout: 5 * time.Second}}
-}
-
-// answer writes a body as TiFlash's proxy does: the bare word, no newline, no JSON.
-func answer(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
+	return podhttptest.Pods{PeerHost: "basic-tiflash-peer.ns:20292", Paths: []string{"/tiflash/store-status"}, Handlers: pods}.Serve(t)
 }
 
 func TestStoreStatusURL(t *testing.T) {
@@ -71,10 +36,10 @@ func TestStoreStatusURL(t *testing.T) {
 func TestGetStoreStatus(t *testing.T) {
 	t.Parallel()
 	clients := newTiFlashPods(t, map[string]http.HandlerFunc{
-		"basic-tiflash-0": answer(200, "Running"),
-		"basic-tiflash-1": answer(200, "Idle\n"),
-		"basic-tiflash-2": answer(200, "Stopping"),
-		"basic-tiflash-3": answer(200, "Warming"),
+		"basic-tiflash-0": podhttptest.Answer(200, "Running"),
+		"basic-tiflash-1": podhttptest.Answer(200, "Idle\n"),
+		"basic-tiflash-2": podhttptest.Answer(200, "Stopping"),
+		"basic-tiflash-3": podhttptest.Answer(200, "Warming"),
 	})
 	c := tiflashapi.NewClient(clients, 100*time.Millisecond)
 	for pod, want := range map[string]tiflashapi.StoreStatus{
@@ -94,9 +59,9 @@ func TestGetStoreStatusErrors(t *testing.T) {
 	t.Parallel()
 	clients := newTiFlashPods(t, map[string]http.HandlerFunc{
 		"basic-tiflash-0": http.NotFound,
-		"basic-tiflash-1": answer(500, "internal error"),
-		"basic-tiflash-2": answer(200, ""),
-		"basic-tiflash-3": func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
+		"basic-tiflash-1": podhttptest.Answer(500, "internal error"),
+		"basic-tiflash-2": podhttptest.Answer(200, ""),
+		"basic-tiflash-3": podhttptest.BlockUntilCanceled,
 	})
 	c := tiflashapi.NewClient(clients, 100*time.Millisecond)
 	ctx := context.Background()

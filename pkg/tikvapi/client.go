@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/podhttp"
 )
 
 // StatusPort is TiKV's status port.
@@ -24,12 +25,7 @@ const DefaultTimeout = 5 * time.Second
 const maxBodyBytes = 64 << 20
 
 // Options says how to reach the TiKV pods of one TidbCluster.
-type Options struct {
-	// TLSEnabled selects https and the cluster client certificate (spec.tlsCluster.enabled).
-	TLSEnabled bool
-	// ClusterDomain, when set, makes host names fully qualified: "….<ns>.svc.<ClusterDomain>".
-	ClusterDomain string
-}
+type Options = podhttp.Options
 
 // Client reads the status port of one TiKV pod per call. Calls do not retry; each is bounded by ctx and
 // the client timeout. Implementations are safe for concurrent use.
@@ -43,77 +39,45 @@ type Client interface {
 
 // HTTPClients returns the *http.Client for the pods of a TidbCluster; *pdapi.HTTPClientCache implements
 // it (shared with the PD control, so one TLS cache serves the cluster).
-type HTTPClients interface {
-	Get(namespace, tcName string, tlsEnabled bool) (*http.Client, error)
-}
+type HTTPClients = podhttp.HTTPClients
 
-var _ HTTPClients = (*pdapi.HTTPClientCache)(nil)
+// statusPort is where the operator reaches a TiKV pod.
+var statusPort = podhttp.Port{Component: names.TiKV, Number: StatusPort}
 
 // MetricsURL returns the metrics URL of a TiKV pod:
 // "<scheme>://<pod>.<tc>-tikv-peer.<ns>[.svc.<domain>]:20180/metrics".
 func MetricsURL(namespace, tcName, podName string, opts Options) string {
-	scheme := "http"
-	if opts.TLSEnabled {
-		scheme = "https"
-	}
-	host := podName + "." + tcName + "-tikv-peer." + namespace
-	if opts.ClusterDomain != "" {
-		host += ".svc." + opts.ClusterDomain
-	}
-	return fmt.Sprintf("%s://%s:%d/metrics", scheme, host, StatusPort)
+	return statusPort.URL(namespace, tcName, podName, opts) + "/metrics"
 }
 
 // client is the Client over HTTP.
-type client struct {
-	httpClients HTTPClients
-	timeout     time.Duration
-}
+type client struct{ pods *podhttp.Client }
 
 // NewClient returns a Client that sends through httpClients and bounds each scrape by timeout
 // (DefaultTimeout when ≤ 0).
 func NewClient(httpClients HTTPClients, timeout time.Duration) Client {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return &client{httpClients: httpClients, timeout: timeout}
+	return &client{pods: podhttp.NewClient(httpClients, timeout, DefaultTimeout, maxBodyBytes)}
 }
 
 // GetLeaderCount implements Client.
 func (c *client) GetLeaderCount(ctx context.Context, namespace, tcName, podName string, opts Options) (int, error) {
-	count, err := c.scrape(ctx, namespace, tcName, MetricsURL(namespace, tcName, podName, opts), opts.TLSEnabled)
+	url := MetricsURL(namespace, tcName, podName, opts)
+	var count int
+	err := c.pods.Do(ctx, podhttp.NewRequest(http.MethodGet, url, namespace, tcName, opts), func(status int, body io.Reader) error {
+		if status != http.StatusOK {
+			text, _ := io.ReadAll(io.LimitReader(body, 256)) // the start is all the error quotes
+			return podhttp.StatusError(http.MethodGet, url, status, text)
+		}
+		var err error
+		if count, err = ParseLeaderCount(body); err != nil {
+			return fmt.Errorf("GET %s: %w", url, err)
+		}
+		return nil
+	})
 	if err != nil {
 		// Because this is where the error leaves the package, it records its stack here (pdapi.Trace keeps
 		// errors.Is working, which pingcap/errors' own wrappers would not).
 		return 0, pdapi.Trace(fmt.Errorf("tikv GetLeaderCount %s: %w", podName, err))
-	}
-	return count, nil
-}
-
-func (c *client) scrape(ctx context.Context, namespace, tcName, url string, tlsEnabled bool) (int, error) {
-	httpClient, err := c.httpClients.Get(namespace, tcName, tlsEnabled)
-	if err != nil {
-		return 0, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, err // *url.Error names method and URL
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body := io.LimitReader(resp.Body, maxBodyBytes)
-	if resp.StatusCode != http.StatusOK {
-		text, _ := io.ReadAll(io.LimitReader(body, 256))
-		return 0, fmt.Errorf("GET %s: %d %s: %s", url, resp.StatusCode, http.StatusText(resp.StatusCode),
-			strings.TrimSpace(string(text)))
-	}
-	count, err := ParseLeaderCount(body)
-	if err != nil {
-		return 0, fmt.Errorf("GET %s: %w", url, err)
 	}
 	return count, nil
 }

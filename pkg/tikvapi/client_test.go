@@ -4,50 +4,19 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kubetidb/tidb-operator/pkg/pdapi"
+	"github.com/kubetidb/tidb-operator/pkg/podhttp/podhttptest"
 	"github.com/kubetidb/tidb-operator/pkg/tikvapi"
 )
 
-// proxied is an HTTPClients whose clients send every request to one httptest server acting as the
-// HTTP proxy, which dispatches on the requested pod host, as the simulator does.
-type proxied struct{ client *http.Client }
-
-func (p proxied) Get(_, _ string, tlsEnabled bool) (*http.Client, error) {
-	if tlsEnabled {
-		return nil, errors.New("no TLS in this test")
-	}
-	return p.client, nil
-}
-
+// newTiKVPods serves per-pod handlers of /metrics behind a proxy; a pod without a handler refuses the
+// connection (the proxy answers 502).
 func newTiKVPods(t *testing.T, pods map[string]http.HandlerFunc) tikvapi.HTTPClients {
 	t.Helper()
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pod, _, _ := strings.Cut(r.Host, ".")
-		if r.URL.Path != "/metrics" || !strings.HasSuffix(r.Host, ".basic-tikv-peer.ns:20180") || pods[pod] == nil {
-			http.Error(w, "dial "+r.Host+": connection refused", http.StatusBadGateway)
-			return
-		}
-		pods[pod](w, r)
-	}))
-	t.Cleanup(proxy.Close)
-	proxyURL, _ := url.Parse(proxy.URL)
-	transport := pdapi.NewTransport(nil)
-	transport.Proxy = http.ProxyURL(proxyURL)
-	return proxied{client: &http.Client{Transport: transport, Timeout: 5 * time.Second}}
-}
-
-func answer(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
+	return podhttptest.Pods{PeerHost: "basic-tikv-peer.ns:20180", Paths: []string{"/metrics"}, Handlers: pods}.Serve(t)
 }
 
 func TestMetricsURL(t *testing.T) {
@@ -64,10 +33,10 @@ func TestMetricsURL(t *testing.T) {
 func TestGetLeaderCount(t *testing.T) {
 	t.Parallel()
 	clients := newTiKVPods(t, map[string]http.HandlerFunc{
-		"basic-tikv-0": answer(200, tikvMetrics),
-		"basic-tikv-1": answer(200, "process_cpu_seconds_total 1\n"),
-		"basic-tikv-2": answer(500, "internal error"),
-		"basic-tikv-3": func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
+		"basic-tikv-0": podhttptest.Answer(200, tikvMetrics),
+		"basic-tikv-1": podhttptest.Answer(200, "process_cpu_seconds_total 1\n"),
+		"basic-tikv-2": podhttptest.Answer(500, "internal error"),
+		"basic-tikv-3": podhttptest.BlockUntilCanceled,
 	})
 	c := tikvapi.NewClient(clients, 100*time.Millisecond)
 	ctx := context.Background()

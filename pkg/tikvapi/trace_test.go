@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubetidb/tidb-operator/pkg/podhttp/podhttptest"
 	"github.com/kubetidb/tidb-operator/pkg/tikvapi"
 )
 
@@ -15,7 +16,7 @@ import (
 // package (printed by %+v) and errors.Is still finds ErrLeaderCountNotFound.
 func TestErrorsCarryStackAndSentinel(t *testing.T) {
 	t.Parallel()
-	clients := newTiKVPods(t, map[string]http.HandlerFunc{"basic-tikv-1": answer(200, "process_cpu_seconds_total 1\n")})
+	clients := newTiKVPods(t, map[string]http.HandlerFunc{"basic-tikv-1": podhttptest.Answer(200, "process_cpu_seconds_total 1\n")})
 	_, err := tikvapi.NewClient(clients, 0).GetLeaderCount(context.Background(), "ns", "basic", "basic-tikv-1", tikvapi.Options{})
 	if !errors.Is(err, tikvapi.ErrLeaderCountNotFound) {
 		t.Fatalf("err = %v, want ErrLeaderCountNotFound", err)
