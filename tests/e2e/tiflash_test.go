@@ -102,7 +102,7 @@ func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.patch(t, `{"replicas":2}`)
-	waitEvent(t, env, "FailedScaleIn", "a table has TiFlash replicas")
+	waitEvent(t, env, "FailedScaleIn", "a table has 3 TiFlash replicas")
 	if tc, err := f.get(env.Ctx); err != nil || tc.Status.TiFlash.StatefulSet == nil || tc.Status.TiFlash.StatefulSet.Replicas != 3 {
 		t.Fatalf("the refused scale-in removed a pod: %v %+v", err, tc.Status.TiFlash.StatefulSet)
 	}

@@ -72,39 +72,44 @@ func (l *Lifecycle) scaleInWithoutStore(tc *v1alpha1.TidbCluster, pod string) er
 
 // checkStoresLeft refuses to take a store out when PD could not keep its
 // copies on the Up stores that would remain: TiKV needs PD's max-replicas
-// stores; TiFlash needs as many TiFlash stores as the largest TiFlash
-// replica count of any table. A refusal is a Warning FailedScaleIn and a
-// wait of 30s.
+// TiKV stores; TiFlash needs as many TiFlash stores as the largest TiFlash
+// replica count of any table, and — PD's own rule, counting every Up store
+// of either engine — max-replicas stores in all. A refusal is a Warning
+// FailedScaleIn and a wait of 30s.
 func (l *Lifecycle) checkStoresLeft(ctx context.Context, tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore) error {
-	need, what, err := l.minStores(ctx, tc)
+	left := func(up int) int {
+		if store.State == pdapi.StoreStateNameUp {
+			up--
+		}
+		return max(up, 0)
+	}
+	client := l.Client(tc)
+	cfg, err := client.GetConfig(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("read PD replication config: %w", err)
 	}
-	up := l.UpStores(tc)
-	if store.State == pdapi.StoreStateNameUp {
-		up--
-	}
-	if up >= need {
+	maxReplicas := int(min(cfg.Replication.MaxReplicas, 1<<20)) //nolint:gosec // clamped
+	if !l.kind.TiFlash {
+		if up := left(l.UpStores(tc)); up < maxReplicas {
+			return l.refuse(tc, store, fmt.Sprintf("%d Up TiKV stores would remain, PD keeps %d replicas", up, maxReplicas))
+		}
 		return nil
 	}
-	msg := fmt.Sprintf("cannot remove %s store %s of %s: %d Up stores would remain, %s %d",
-		l.kind.Label, store.ID, store.PodName, max(up, 0), what, need)
-	l.recorder.Event(tc, corev1.EventTypeWarning, "FailedScaleIn", msg)
-	return flow.RequeueAfter(30*time.Second, "%s", msg)
+	if up := left(UpStores(&tc.Status.TiKV) + UpStores(&tc.Status.TiFlash)); up < maxReplicas {
+		return l.refuse(tc, store, fmt.Sprintf("%d Up stores would remain in all, PD keeps %d replicas", up, maxReplicas))
+	}
+	need, err := client.MaxTiFlashReplicas(ctx)
+	if err != nil {
+		return fmt.Errorf("read TiFlash placement rules: %w", err)
+	}
+	if up := left(l.UpStores(tc)); up < need {
+		return l.refuse(tc, store, fmt.Sprintf("%d Up TiFlash stores would remain, a table has %d TiFlash replicas", up, need))
+	}
+	return nil
 }
 
-// minStores is how many Up stores of the kind must remain, and what needs them.
-func (l *Lifecycle) minStores(ctx context.Context, tc *v1alpha1.TidbCluster) (int, string, error) {
-	if l.kind.TiFlash {
-		n, err := l.Client(tc).MaxTiFlashReplicas(ctx)
-		if err != nil {
-			return 0, "", fmt.Errorf("read TiFlash placement rules: %w", err)
-		}
-		return n, "a table has TiFlash replicas", nil
-	}
-	cfg, err := l.Client(tc).GetConfig(ctx)
-	if err != nil {
-		return 0, "", fmt.Errorf("read PD replication config: %w", err)
-	}
-	return int(min(cfg.Replication.MaxReplicas, 1<<20)), "PD keeps replicas", nil //nolint:gosec // clamped
+func (l *Lifecycle) refuse(tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore, why string) error {
+	msg := fmt.Sprintf("cannot remove %s store %s of %s: %s", l.kind.Label, store.ID, store.PodName, why)
+	l.recorder.Event(tc, corev1.EventTypeWarning, "FailedScaleIn", msg)
+	return flow.RequeueAfter(30*time.Second, "%s", msg)
 }

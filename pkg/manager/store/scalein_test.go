@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +42,7 @@ func TestScaleInDeletesTheLiveStoreOfAReusedOrdinal(t *testing.T) {
 		},
 		TombstoneStores: map[string]v1alpha1.TiKVStore{"4": {ID: "4", PodName: "db-tiflash-2", State: pdapi.StoreStateNameTombstone}},
 	}
+	tc.Status.TiKV = v1alpha1.TiKVStatus{Synced: true, Stores: upStores("db-tikv-0", "db-tikv-1", "db-tikv-2")}
 	ctl := pdapi.NewFakeControl()
 	l := New(testKind, &component.Env{PD: ctl, Recorder: record.NewFakeRecorder(10), Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
 	err := l.PreScaleIn(context.Background(), tc, 2)
@@ -54,5 +57,92 @@ func TestScaleInDeletesTheLiveStoreOfAReusedOrdinal(t *testing.T) {
 	}
 	if !deleted {
 		t.Error("the live store 5 of the reused ordinal was not deleted in PD")
+	}
+}
+
+func upStores(pods ...string) map[string]v1alpha1.TiKVStore {
+	out := map[string]v1alpha1.TiKVStore{}
+	for i, p := range pods {
+		id := strconv.Itoa(10 + i)
+		out[id] = v1alpha1.TiKVStore{ID: id, PodName: p, State: pdapi.StoreStateNameUp}
+	}
+	return out
+}
+
+// TestTiFlashScaleInRefusals: a TiFlash store is not deleted when fewer
+// TiFlash stores would remain than a table's TiFlash replicas, nor when
+// fewer stores of either engine would remain than PD's max-replicas (PD's
+// own refusal); each refusal is a FailedScaleIn Warning and a wait.
+func TestTiFlashScaleInRefusals(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		tikv       int
+		tiflash    int
+		maxReplica uint64
+		tableCount int
+		want       string // "" = the store is deleted
+	}{
+		{"enough of both", 3, 3, 3, 2, ""},
+		{"enough without a table rule", 1, 3, 3, 0, ""},
+		{"a table needs 3 TiFlash replicas", 3, 3, 3, 3, "a table has 3 TiFlash replicas"},
+		{"PD needs 3 stores in all", 1, 2, 3, 0, "PD keeps 3 replicas"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tc := &v1alpha1.TidbCluster{}
+			tc.Name, tc.Namespace = "db", "ns"
+			tc.Spec.PD = &v1alpha1.PDSpec{}
+			tc.Spec.TiFlash = &v1alpha1.TiFlashSpec{Replicas: int32(c.tiflash - 1)} //nolint:gosec // small
+			var kv, tf []string
+			for i := 0; i < c.tikv; i++ {
+				kv = append(kv, "db-tikv-"+strconv.Itoa(i))
+			}
+			for i := 0; i < c.tiflash; i++ {
+				tf = append(tf, "db-tiflash-"+strconv.Itoa(i))
+			}
+			tc.Status.TiKV = v1alpha1.TiKVStatus{Synced: true, Stores: upStores(kv...)}
+			tc.Status.TiFlash = v1alpha1.TiKVStatus{Synced: true, Stores: map[string]v1alpha1.TiKVStore{}}
+			for id, s := range upStores(tf...) {
+				tc.Status.TiFlash.Stores["1"+id] = v1alpha1.TiKVStore{ID: "1" + id, PodName: s.PodName, State: s.State}
+			}
+			ctl := pdapi.NewFakeControl()
+			pd := ctl.ClusterClient("ns", "db")
+			cfg := pdapi.Config{}
+			cfg.Replication.MaxReplicas = c.maxReplica
+			cfg.Replication.EnablePlacementRules = true
+			pd.SetConfig(cfg)
+			if c.tableCount > 0 {
+				pd.SetPlacementRules(pdapi.PlacementRule{GroupID: "tiflash", ID: "table-45-r", Role: "learner", Count: c.tableCount})
+			}
+			rec := record.NewFakeRecorder(10)
+			l := New(testKind, &component.Env{PD: ctl, Recorder: rec, Clock: clocktesting.NewFakeClock(time.Now())})
+			err := l.PreScaleIn(context.Background(), tc, int32(c.tiflash-1)) //nolint:gosec // small
+			if _, waiting := flow.AsRequeue(err); !waiting {
+				t.Fatalf("PreScaleIn = %v, want a wait", err)
+			}
+			deleted := false
+			for _, call := range pd.WriteCalls() {
+				deleted = deleted || call.Method == pdapi.MethodDeleteStore
+			}
+			if c.want == "" {
+				if !deleted {
+					t.Error("the store was not deleted although enough stores remain")
+				}
+				return
+			}
+			if deleted {
+				t.Error("the store was deleted although PD could not keep its copies")
+			}
+			select {
+			case e := <-rec.Events:
+				if !strings.Contains(e, "FailedScaleIn") || !strings.Contains(e, c.want) {
+					t.Errorf("event %q, want FailedScaleIn naming %q", e, c.want)
+				}
+			default:
+				t.Error("no FailedScaleIn event")
+			}
+		})
 	}
 }
