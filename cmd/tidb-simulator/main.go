@@ -1,4 +1,4 @@
-// Command tidb-simulator answers the PD, TiKV, TiFlash and TiDB HTTP APIs of TiDB clusters whose pods run on
+// Command tidb-simulator answers the PD, TiKV, TiFlash, TiDB, TiCDC and TiProxy HTTP APIs of TiDB clusters whose pods run on
 // a control plane without real containers (kube-apiserver + KWOK): it watches the pods labelled
 // app.kubernetes.io/managed-by=tidb-operator and simulates one TiDB cluster per TidbCluster instance.
 // Point the operator at it with HTTP_PROXY=http://<listen> NO_PROXY=127.0.0.1,localhost; see
@@ -55,6 +55,8 @@ func parseFlags(args []string) (*flags, error) {
 	fs.DurationVar(&f.timings.RegionMigrationTime, "region-migration-time", fast.RegionMigrationTime, "an Offline store with enough Up stores becomes Tombstone after this")
 	fs.DurationVar(&f.timings.LeaderDrainTime, "leader-drain-time", fast.LeaderDrainTime, "an evict-leader scheduler moves all leaders off a store within this")
 	fs.DurationVar(&f.timings.LeaderReturnTime, "leader-return-time", fast.LeaderReturnTime, "balancing gives a store its share of leaders back within this")
+	fs.DurationVar(&f.timings.TiCDCDrainTime, "ticdc-drain-time", fast.TiCDCDrainTime, "a drained TiCDC capture's tables move to the other captures within this")
+	fs.IntVar(&f.opts.TiCDCTables, "ticdc-tables", def.TiCDCTables, "tables the TiCDC captures of every simulated cluster replicate")
 	fs.IntVar(&f.opts.RegionCount, "regions", def.RegionCount, "regions of every simulated cluster")
 	fs.UintVar(&f.maxReplicas, "max-replicas", uint(def.MaxReplicas), "initial PD replication.max-replicas of every cluster")
 	fs.StringVar(&f.opts.ClusterDomain, "cluster-domain", "", "domain of advertised addresses when the TidbCluster sets none (<pod>.<svc>.<ns>.svc.<domain>)")
@@ -87,6 +89,8 @@ func overrideSet(fs *flag.FlagSet, base, set simulator.Timings) simulator.Timing
 			base.LeaderDrainTime = set.LeaderDrainTime
 		case "leader-return-time":
 			base.LeaderReturnTime = set.LeaderReturnTime
+		case "ticdc-drain-time":
+			base.TiCDCDrainTime = set.TiCDCDrainTime
 		}
 	})
 	return base
@@ -145,6 +149,6 @@ func run(ctx context.Context, f *flags) error {
 		return err
 	}
 	log.Info("tidb-simulator starting", "proxy", sim.URL(), "addresses", sim.Addrs(), "timings", f.opts.Timings,
-		"regions", f.opts.RegionCount, "maxReplicas", f.opts.MaxReplicas)
+		"regions", f.opts.RegionCount, "maxReplicas", f.opts.MaxReplicas, "ticdcTables", f.opts.TiCDCTables)
 	return sim.Run(ctx)
 }

@@ -23,6 +23,10 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("DELETE "+cluster+"/members/{member}/unhealthy", s.memberHealthHandler(false))
 	mux.HandleFunc("PUT "+cluster+"/stores/{id}/down", s.storeDownHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/stores/{id}/down", s.storeDownHandler(false))
+	mux.HandleFunc("PUT "+cluster+"/captures/{pod}/unhealthy", s.podHealthHandler(ComponentTiCDC, true))
+	mux.HandleFunc("DELETE "+cluster+"/captures/{pod}/unhealthy", s.podHealthHandler(ComponentTiCDC, false))
+	mux.HandleFunc("PUT "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, true))
+	mux.HandleFunc("DELETE "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, false))
 	mux.HandleFunc("PUT "+cluster+"/pd-unreachable", s.pdUnreachableHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/pd-unreachable", s.pdUnreachableHandler(false))
 	mux.HandleFunc("GET "+cluster+"/tiflash-replicas", s.handleListTiFlashReplicas)
@@ -60,6 +64,7 @@ func (s *Server) handleListClusters(w http.ResponseWriter, _ *http.Request) {
 			out = append(out, api.ClusterSummary{
 				Namespace: key.Namespace, Name: key.Name, ClusterID: c.id, Bootstrapped: c.bootstrapped,
 				Leader: c.leader, PDMembers: len(c.members), Stores: len(c.stores), TiDBServers: len(c.podsOf(ComponentTiDB)),
+				TiCDCCaptures: len(c.captures), TiProxyServers: len(c.podsOf(ComponentTiProxy)),
 			})
 		})
 	}
@@ -79,10 +84,11 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		Namespace: c.key.Namespace, Name: c.key.Name, ClusterID: c.id, Bootstrapped: c.bootstrapped,
 		PDUnreachable: c.pdUnreachable, Leader: c.leader, Members: []api.Member{}, Stores: []api.Store{},
 		TiDBServers: []api.TiDBServer{}, Schedulers: c.schedulerNames(), Faults: c.faultList(),
-		TiFlashReplicas: c.tiflashReplicaList(),
+		TiFlashReplicas: c.tiflashReplicaList(), Captures: c.captureList(), TiProxyServers: c.tiproxyList(),
 		Config: api.ClusterConfig{
 			MaxReplicas: c.replication.MaxReplicas, RegionCount: c.regionCount,
 			LocationLabels: append([]string{}, c.replication.LocationLabels...), EnablePlacementRules: c.replication.EnablePlacementRules,
+			TiCDCTables: c.ticdcTables,
 		},
 	}
 	for _, m := range c.sortedMembers() {
@@ -121,6 +127,10 @@ func (s *Server) handleSetClusterConfig(w http.ResponseWriter, r *http.Request) 
 		adminError(w, http.StatusBadRequest, "regionCount must not be negative, got %d", *upd.RegionCount)
 		return
 	}
+	if upd.TiCDCTables != nil && *upd.TiCDCTables < 0 {
+		adminError(w, http.StatusBadRequest, "ticdcTables must not be negative, got %d", *upd.TiCDCTables)
+		return
+	}
 	var state api.ClusterState
 	s.onCluster(w, r, true, func(c *Cluster) {
 		if upd.MaxReplicas != nil {
@@ -128,6 +138,9 @@ func (s *Server) handleSetClusterConfig(w http.ResponseWriter, r *http.Request) 
 		}
 		if upd.RegionCount != nil {
 			c.regionCount = *upd.RegionCount
+		}
+		if upd.TiCDCTables != nil {
+			c.ticdcTables = *upd.TiCDCTables
 		}
 		c.advanceBy(s.reg.clock.Now(), 0)
 		state = c.snapshot(s.reg.clock.Now())
@@ -235,7 +248,7 @@ func timingsJSON(t Timings) api.Timings {
 	return api.Timings{
 		MaxStoreDownTime: api.Duration(t.MaxStoreDownTime), StoreDisconnectTime: api.Duration(t.StoreDisconnectTime),
 		RegionMigrationTime: api.Duration(t.RegionMigrationTime), LeaderDrainTime: api.Duration(t.LeaderDrainTime),
-		LeaderReturnTime: api.Duration(t.LeaderReturnTime),
+		LeaderReturnTime: api.Duration(t.LeaderReturnTime), TiCDCDrainTime: api.Duration(t.TiCDCDrainTime),
 	}
 }
 
@@ -256,7 +269,7 @@ func (s *Server) handleSetTimings(w http.ResponseWriter, r *http.Request) {
 		}{
 			{upd.MaxStoreDownTime, &t.MaxStoreDownTime}, {upd.StoreDisconnectTime, &t.StoreDisconnectTime},
 			{upd.RegionMigrationTime, &t.RegionMigrationTime}, {upd.LeaderDrainTime, &t.LeaderDrainTime},
-			{upd.LeaderReturnTime, &t.LeaderReturnTime},
+			{upd.LeaderReturnTime, &t.LeaderReturnTime}, {upd.TiCDCDrainTime, &t.TiCDCDrainTime},
 		} {
 			if f.in != nil {
 				*f.out = time.Duration(*f.in)

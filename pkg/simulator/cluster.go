@@ -17,7 +17,8 @@ type settings struct {
 }
 
 // Cluster is the simulated state of one TiDB cluster: PD members, TiKV and TiFlash stores, regions and
-// leaders, schedulers, configuration, TiFlash replica rules and injected faults. Every method expects the Registry lock to be held.
+// leaders, schedulers, configuration, TiFlash replica rules, TiCDC captures and tables, TiProxy health and
+// injected faults. Every method expects the Registry lock to be held.
 type Cluster struct {
 	key    ClusterKey
 	id     uint64
@@ -47,6 +48,18 @@ type Cluster struct {
 	// tiflashReplicas is the TiFlash replica count per table ID: the rules "table-<id>-r" of placement
 	// group "tiflash" that TiDB writes for `ALTER TABLE … SET TIFLASH REPLICA n`, set through the admin API.
 	tiflashReplicas map[int64]*tiflashReplica
+
+	// captures are the registered TiCDC captures by pod name (see ticdc_captures.go); cdcOwner is the
+	// owner's pod, cdcDrainTarget the pod being drained, which held cdcDrainFrom tables when it began.
+	captures         map[string]*capture
+	nextCaptureSeq   uint64
+	cdcOwner         string
+	cdcDrainTarget   string
+	cdcDrainFrom     int
+	ticdcTables      int
+	ticdcUnassigned  int
+	cdcUnhealthy     map[string]bool
+	tiproxyUnhealthy map[string]bool
 
 	faults        []*fault
 	nextFaultID   int
@@ -79,9 +92,14 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		replication: pdapi.ReplicationConfig{
 			MaxReplicas: set.opts.MaxReplicas, LocationLabels: pdapi.StringSlice{}, EnablePlacementRules: true,
 		},
-		schedulers:      map[string]bool{},
-		evicting:        map[uint64]bool{},
-		tiflashReplicas: map[int64]*tiflashReplica{},
+		schedulers:       map[string]bool{},
+		evicting:         map[uint64]bool{},
+		tiflashReplicas:  map[int64]*tiflashReplica{},
+		captures:         map[string]*capture{},
+		ticdcTables:      set.opts.TiCDCTables,
+		ticdcUnassigned:  set.opts.TiCDCTables,
+		cdcUnhealthy:     map[string]bool{},
+		tiproxyUnhealthy: map[string]bool{},
 	}
 	for _, name := range defaultSchedulers {
 		c.schedulers[name] = true
@@ -114,8 +132,8 @@ func (c *Cluster) advance(now time.Time) {
 }
 
 // advanceBy runs one step of dt ending at now. The order matters: heartbeats first (so a store that was live
-// until now counts as live for the step), then PD leadership (stores register only with a PD leader), then
-// data movement, then the transition log.
+// until now counts as live for the step), then PD leadership (stores and TiCDC captures register only with
+// a PD leader), then data and table movement, then the transition log.
 func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
 	c.lastAdvance = now
 	for _, s := range c.stores {
@@ -126,8 +144,10 @@ func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
 	c.electLeader()
 	c.syncMembers()
 	c.registerStores(now)
+	c.syncCaptures()
 	c.progressOffline(dt)
 	c.moveLeaders(dt)
+	c.moveTables(dt)
 	c.logTransitions(now)
 }
 

@@ -39,10 +39,8 @@ func validateFault(f api.Fault) error {
 	default:
 		return fmt.Errorf("unknown fault kind %q (want %q, %q or %q)", f.Kind, api.FaultError, api.FaultLatency, api.FaultDrop)
 	}
-	switch Component(f.Component) {
-	case "", ComponentPD, ComponentTiKV, ComponentTiDB, ComponentTiFlash:
-	default:
-		return fmt.Errorf("unknown component %q (want pd, tikv, tidb, tiflash or empty)", f.Component)
+	if f.Component != "" && !simulatedComponents[Component(f.Component)] {
+		return fmt.Errorf("unknown component %q (want pd, tikv, tidb, tiflash, ticdc, tiproxy or empty)", f.Component)
 	}
 	if f.Times < 0 {
 		return fmt.Errorf("times must not be negative, got %d", f.Times)

@@ -23,6 +23,14 @@ const (
 	targetTiKVPod
 	// targetTiFlashPod is <pod>.<tc>-tiflash-peer.<ns>…:20292: one TiFlash proxy status endpoint.
 	targetTiFlashPod
+	// targetTiCDCService is <tc>-ticdc-peer.<ns>…:8301: any TiCDC server.
+	targetTiCDCService
+	// targetTiCDCPod is <pod>.<tc>-ticdc-peer.<ns>…:8301: one TiCDC server (capture).
+	targetTiCDCPod
+	// targetTiProxyService is <tc>-tiproxy.<ns>…:3080 or <tc>-tiproxy-peer.<ns>…:3080: any TiProxy API.
+	targetTiProxyService
+	// targetTiProxyPod is <pod>.<tc>-tiproxy-peer.<ns>…:3080: one TiProxy API endpoint.
+	targetTiProxyPod
 )
 
 // Ports of the simulated endpoints.
@@ -31,6 +39,8 @@ const (
 	tidbStatusPort         = "10080"
 	tikvStatusPort         = "20180"
 	tiflashProxyStatusPort = "20292"
+	ticdcPort              = "8301"
+	tiproxyAPIPort         = "3080"
 )
 
 // target is a parsed simulated address.
@@ -54,6 +64,10 @@ func (t target) component() Component {
 		return ComponentTiKV
 	case targetTiFlashPod:
 		return ComponentTiFlash
+	case targetTiCDCService, targetTiCDCPod:
+		return ComponentTiCDC
+	case targetTiProxyService, targetTiProxyPod:
+		return ComponentTiProxy
 	}
 	return ComponentPD
 }
@@ -69,8 +83,9 @@ var serviceSuffixes = []struct {
 	suffix string
 	comp   Component
 }{
-	{"-tiflash-peer", ComponentTiFlash}, {"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
-	{"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
+	{"-tiproxy-peer", ComponentTiProxy}, {"-tiflash-peer", ComponentTiFlash}, {"-ticdc-peer", ComponentTiCDC},
+	{"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
+	{"-tiproxy", ComponentTiProxy}, {"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
 }
 
 // parseTarget resolves hostport, as a client inside the cluster would dial it, to a simulated endpoint.
@@ -96,7 +111,7 @@ func parseTarget(hostport, defaultPort string) (target, error) {
 		}
 	}
 	if comp == "" {
-		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash or TiDB service of a TidbCluster", hostport, svc)
+		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash, TiDB, TiCDC or TiProxy service of a TidbCluster", hostport, svc)
 	}
 	t.key = ClusterKey{Namespace: ns, Name: tc}
 	kind, ok := targetKindOf(comp, pod != "", t.peerService(), port)
@@ -143,6 +158,14 @@ func targetKindOf(comp Component, perPod, peer bool, port string) (targetKind, b
 		return targetTiKVPod, true
 	case comp == ComponentTiFlash && port == tiflashProxyStatusPort && perPod:
 		return targetTiFlashPod, true
+	case comp == ComponentTiCDC && port == ticdcPort && perPod:
+		return targetTiCDCPod, true
+	case comp == ComponentTiCDC && port == ticdcPort:
+		return targetTiCDCService, true
+	case comp == ComponentTiProxy && port == tiproxyAPIPort && !perPod:
+		return targetTiProxyService, true
+	case comp == ComponentTiProxy && port == tiproxyAPIPort && peer:
+		return targetTiProxyPod, true
 	}
 	return 0, false
 }

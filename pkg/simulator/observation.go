@@ -14,7 +14,15 @@ const (
 	ComponentTiKV    Component = "tikv"
 	ComponentTiDB    Component = "tidb"
 	ComponentTiFlash Component = "tiflash"
+	ComponentTiCDC   Component = "ticdc"
+	ComponentTiProxy Component = "tiproxy"
 )
+
+// simulatedComponents are the components whose pods the simulator watches.
+var simulatedComponents = map[Component]bool{
+	ComponentPD: true, ComponentTiKV: true, ComponentTiDB: true, ComponentTiFlash: true, ComponentTiCDC: true,
+	ComponentTiProxy: true,
+}
 
 // ClusterKey identifies a simulated cluster: the namespace and the `app.kubernetes.io/instance` label
 // (the TidbCluster name).
@@ -42,6 +50,12 @@ type PodObservation struct {
 	PVCPending bool
 	// Version is the image tag of the component's container, e.g. "v8.5.0"; empty if untagged.
 	Version string
+	// UID is the pod's UID: a pod deleted and recreated under the same name has a new one.
+	UID string
+	// Restarts is the restart count of the component's container. Together with UID it tells one run of
+	// the process from the next, which matters for components whose identity is per process (a TiCDC
+	// capture ID).
+	Restarts int32
 }
 
 // TidbClusterInfo is what the simulator reads from a TidbCluster object, when the CRD exists.

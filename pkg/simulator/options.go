@@ -20,6 +20,9 @@ type Timings struct {
 	LeaderDrainTime time.Duration
 	// LeaderReturnTime: balancing gives a store back its share of leaders within this.
 	LeaderReturnTime time.Duration
+	// TiCDCDrainTime: a drained TiCDC capture's tables move to the other captures within this, and
+	// balancing gives a capture its share of tables within this.
+	TiCDCDrainTime time.Duration
 }
 
 // FastTimings are the defaults, chosen so that tests see every transition within seconds.
@@ -30,6 +33,7 @@ func FastTimings() Timings {
 		RegionMigrationTime: 3 * time.Second,
 		LeaderDrainTime:     2 * time.Second,
 		LeaderReturnTime:    2 * time.Second,
+		TiCDCDrainTime:      2 * time.Second,
 	}
 }
 
@@ -42,6 +46,7 @@ func RealisticTimings() Timings {
 		RegionMigrationTime: 10 * time.Minute,
 		LeaderDrainTime:     time.Minute,
 		LeaderReturnTime:    time.Minute,
+		TiCDCDrainTime:      time.Minute,
 	}
 }
 
@@ -53,7 +58,7 @@ func (t Timings) Validate() error {
 	}{
 		{"max-store-down-time", t.MaxStoreDownTime}, {"store-disconnect-time", t.StoreDisconnectTime},
 		{"region-migration-time", t.RegionMigrationTime}, {"leader-drain-time", t.LeaderDrainTime},
-		{"leader-return-time", t.LeaderReturnTime},
+		{"leader-return-time", t.LeaderReturnTime}, {"ticdc-drain-time", t.TiCDCDrainTime},
 	} {
 		if f.d < 0 {
 			return fmt.Errorf("%s must not be negative, got %v", f.name, f.d)
@@ -75,14 +80,17 @@ type Options struct {
 	ClusterDomain string
 	// DefaultVersion is reported for components whose image has no tag (default "v8.5.0").
 	DefaultVersion string
+	// TiCDCTables is the number of tables the TiCDC captures of every new cluster replicate (default 12).
+	TiCDCTables int
 }
 
-// DefaultOptions returns FastTimings, 1000 regions, 3 replicas and version v8.5.0.
+// DefaultOptions returns FastTimings, 1000 regions, 3 replicas, version v8.5.0 and 12 TiCDC tables.
 func DefaultOptions() Options {
-	return Options{Timings: FastTimings(), RegionCount: 1000, MaxReplicas: 3, DefaultVersion: "v8.5.0"}
+	return Options{Timings: FastTimings(), RegionCount: 1000, MaxReplicas: 3, DefaultVersion: "v8.5.0", TiCDCTables: 12}
 }
 
-// withDefaults fills zero fields from DefaultOptions and validates; it errors on negative values.
+// withDefaults fills zero fields from DefaultOptions and validates; it errors on negative values. A zero
+// TiCDCTables takes the default too; a cluster with no tables is set through the admin API.
 func (o Options) withDefaults() (Options, error) {
 	def := DefaultOptions()
 	if o.RegionCount == 0 {
@@ -94,8 +102,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.DefaultVersion == "" {
 		o.DefaultVersion = def.DefaultVersion
 	}
+	if o.TiCDCTables == 0 {
+		o.TiCDCTables = def.TiCDCTables
+	}
 	if o.RegionCount < 0 {
 		return o, fmt.Errorf("region count must not be negative, got %d", o.RegionCount)
+	}
+	if o.TiCDCTables < 0 {
+		return o, fmt.Errorf("TiCDC table count must not be negative, got %d", o.TiCDCTables)
 	}
 	if err := o.Timings.Validate(); err != nil {
 		return o, err

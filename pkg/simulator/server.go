@@ -14,7 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 )
 
-// Server answers the simulated PD, TiKV, TiFlash and TiDB HTTP APIs and the admin API. It is an http.Handler for:
+// Server answers the simulated PD, TiKV, TiFlash, TiDB, TiCDC and TiProxy HTTP APIs and the admin API. It is an http.Handler for:
 //   - proxy requests in absolute form (`GET http://basic-pd.ns:2379/pd/api/v1/members`), dispatched on
 //     the URL's host and port, which is how clients with HTTP_PROXY pointing here reach it;
 //   - plain requests whose Host header is a simulated address (extra --listen addresses, curl --resolve);
@@ -30,6 +30,9 @@ type Server struct {
 	tikv  *http.ServeMux
 	// tiflash serves the TiFlash proxy status port.
 	tiflash *http.ServeMux
+	// ticdc serves TiCDC's port 8301, tiproxy TiProxy's API port 3080.
+	ticdc   http.Handler
+	tiproxy http.Handler
 	admin   *http.ServeMux
 }
 
@@ -40,6 +43,8 @@ func NewServer(reg *Registry, clk clock.Clock, log klog.Logger) *Server {
 	s.tidb = s.tidbRoutes()
 	s.tikv = s.tikvRoutes()
 	s.tiflash = s.tiflashRoutes()
+	s.ticdc = s.ticdcRoutes()
+	s.tiproxy = s.tiproxyRoutes()
 	s.admin = s.adminRoutes()
 	return s
 }
@@ -138,7 +143,7 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, v
 	buf.flush(w)
 }
 
-func (s *Server) muxFor(t target) *http.ServeMux {
+func (s *Server) muxFor(t target) http.Handler {
 	switch t.component() {
 	case ComponentTiDB:
 		return s.tidb
@@ -146,6 +151,10 @@ func (s *Server) muxFor(t target) *http.ServeMux {
 		return s.tikv
 	case ComponentTiFlash:
 		return s.tiflash
+	case ComponentTiCDC:
+		return s.ticdc
+	case ComponentTiProxy:
+		return s.tiproxy
 	}
 	return s.pd
 }
@@ -167,10 +176,19 @@ func (c *Cluster) resolve(t target) (target, string) {
 			return t, ""
 		}
 		return c.pickPD(t)
-	case targetTiKVPod, targetTiFlashPod:
+	case targetTiKVPod, targetTiFlashPod, targetTiCDCPod, targetTiProxyPod:
 		if p, ok := c.pods[t.pod]; !ok || p.Component != t.component() || !p.Running {
 			return t, refused
 		}
+	case targetTiCDCService, targetTiProxyService:
+		// Both TiProxy Services and TiCDC's headless one publish not-Ready addresses.
+		for _, p := range c.podsOf(t.component()) {
+			if p.Running {
+				t.pod = p.Name
+				return t, ""
+			}
+		}
+		return t, "no endpoints available for service " + t.service
 	case targetTiDBPod:
 		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentTiDB || !p.Running || !p.Ready {
 			return t, refused

@@ -130,7 +130,7 @@ func (w *Watcher) observe(ctx context.Context, key ClusterKey) (ClusterObservati
 	pods, _ := w.pods.Pods(key.Namespace).List(selector)
 	for _, pod := range pods {
 		comp := Component(pod.Labels[LabelComponent])
-		if comp != ComponentPD && comp != ComponentTiKV && comp != ComponentTiDB && comp != ComponentTiFlash {
+		if !simulatedComponents[comp] {
 			continue
 		}
 		p := w.podObservation(ctx, pod, comp)
@@ -151,6 +151,12 @@ func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Comp
 		Name:      pod.Name,
 		Component: comp,
 		Running:   pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil,
+		UID:       string(pod.UID),
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == string(comp) {
+			p.Restarts = cs.RestartCount
+		}
 	}
 	for _, cond := range pod.Status.Conditions {
 		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
@@ -162,11 +168,19 @@ func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Comp
 			p.Version = imageVersion(c.Image)
 		}
 	}
+	if !hasDataIdentity(comp) {
+		return p
+	}
 	if claim := dataClaimName(pod, comp); claim != "" {
 		p.PVCUID, p.PVCPending = w.pvcUID(ctx, pod.Namespace, claim)
 	}
 	return p
 }
+
+// hasDataIdentity reports whether the component's identity is its data PVC. A TiCDC capture is one run of
+// the process (its capture ID is new on every start) and TiProxy keeps no state the simulator follows, so
+// their pods never wait for a PVC.
+func hasDataIdentity(comp Component) bool { return comp != ComponentTiCDC && comp != ComponentTiProxy }
 
 // dataClaimName is the PVC holding the component's data: <comp>-<pod> as the operator's volumeClaimTemplate
 // names it (data0-<pod> for TiFlash, whose first storage claim is data0), else the first PVC the pod

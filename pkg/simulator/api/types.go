@@ -23,6 +23,9 @@ type ClusterSummary struct {
 	PDMembers    int    `json:"pdMembers"`
 	Stores       int    `json:"stores"`
 	TiDBServers  int    `json:"tidbServers"`
+	// TiCDCCaptures counts the registered TiCDC captures, TiProxyServers the TiProxy pods.
+	TiCDCCaptures  int `json:"ticdcCaptures"`
+	TiProxyServers int `json:"tiproxyServers"`
 }
 
 // ClusterState is `GET /sim/v1/clusters/{namespace}/{name}`: everything the simulator holds for one cluster.
@@ -41,6 +44,10 @@ type ClusterState struct {
 	Faults        []Fault       `json:"faults"`
 	// TiFlashReplicas are the tables with TiFlash replicas (placement rules of group "tiflash").
 	TiFlashReplicas []TiFlashReplica `json:"tiflashReplicas"`
+	// Captures are the registered TiCDC captures, oldest first.
+	Captures []Capture `json:"captures"`
+	// TiProxyServers are the TiProxy pods.
+	TiProxyServers []TiProxyServer `json:"tiproxyServers"`
 }
 
 // Member is a simulated PD member.
@@ -78,18 +85,46 @@ type TiDBServer struct {
 	Owner   bool   `json:"owner"`
 }
 
+// Capture is a simulated TiCDC capture: one run of a TiCDC pod's process, registered while the pod runs
+// and PD is reachable. Its ID changes whenever the process starts again.
+type Capture struct {
+	PodName string `json:"podName"`
+	ID      string `json:"id"`
+	Address string `json:"address"`
+	Version string `json:"version"`
+	Owner   bool   `json:"owner"`
+	// Tables is how many of the cluster's tables the capture replicates.
+	Tables int `json:"tables"`
+	// Draining is set while the capture is the drain target (`PUT /api/v1/captures/drain`).
+	Draining bool `json:"draining"`
+	// ForcedUnhealthy is set by `PUT …/captures/{pod}/unhealthy`.
+	ForcedUnhealthy bool `json:"forcedUnhealthy"`
+}
+
+// TiProxyServer is a simulated TiProxy server (one per TiProxy pod). Healthy means `GET /api/debug/health`
+// answers 200: the pod runs and is not marked unhealthy.
+type TiProxyServer struct {
+	Name            string `json:"name"`
+	Running         bool   `json:"running"`
+	Healthy         bool   `json:"healthy"`
+	ForcedUnhealthy bool   `json:"forcedUnhealthy"`
+}
+
 // ClusterConfig is the per-cluster configuration the simulator uses.
 type ClusterConfig struct {
 	MaxReplicas          uint64   `json:"maxReplicas"`
 	RegionCount          int      `json:"regionCount"`
 	LocationLabels       []string `json:"locationLabels"`
 	EnablePlacementRules bool     `json:"enablePlacementRules"`
+	// TiCDCTables is the number of tables the TiCDC captures replicate.
+	TiCDCTables int `json:"ticdcTables"`
 }
 
 // ClusterConfigUpdate is the body of `PUT /sim/v1/clusters/{namespace}/{name}/config`; nil fields are kept.
 type ClusterConfigUpdate struct {
 	MaxReplicas *uint64 `json:"maxReplicas,omitempty"`
 	RegionCount *int    `json:"regionCount,omitempty"`
+	TiCDCTables *int    `json:"ticdcTables,omitempty"`
 }
 
 // TiFlashReplica is one element of `GET /sim/v1/clusters/{namespace}/{name}/tiflash-replicas`: the TiFlash
@@ -122,8 +157,9 @@ const (
 
 // Fault is a rule injected into one cluster's simulated APIs (`POST /sim/v1/clusters/{ns}/{name}/faults`).
 // It matches requests whose method equals Method (any if empty), whose path starts with PathPrefix (any if
-// empty) and whose component is Component (pd, tikv, tidb or tiflash; any if empty). Times > 0 limits how many
-// requests it hits before it expires; 0 keeps it until deleted. ID and Hits are set by the simulator.
+// empty) and whose component is Component (pd, tikv, tidb, tiflash, ticdc or tiproxy; any if empty). Times > 0
+// limits how many requests it hits before it expires; 0 keeps it until deleted. ID and Hits are set by the
+// simulator.
 type Fault struct {
 	ID         string    `json:"id,omitempty"`
 	Kind       FaultKind `json:"kind"`
@@ -149,6 +185,9 @@ type Timings struct {
 	LeaderDrainTime Duration `json:"leaderDrainTime"`
 	// LeaderReturnTime is how long balancing takes to give a store its share of leaders back.
 	LeaderReturnTime Duration `json:"leaderReturnTime"`
+	// TiCDCDrainTime is how long a drained TiCDC capture's tables take to move to the other captures (and
+	// balancing to give a capture its share of tables).
+	TiCDCDrainTime Duration `json:"ticdcDrainTime"`
 }
 
 // TimingsUpdate is the body of `PUT /sim/v1/timings`; nil fields are kept.
@@ -158,6 +197,7 @@ type TimingsUpdate struct {
 	RegionMigrationTime *Duration `json:"regionMigrationTime,omitempty"`
 	LeaderDrainTime     *Duration `json:"leaderDrainTime,omitempty"`
 	LeaderReturnTime    *Duration `json:"leaderReturnTime,omitempty"`
+	TiCDCDrainTime      *Duration `json:"ticdcDrainTime,omitempty"`
 }
 
 // Error is the body of every admin API error answer.

@@ -65,8 +65,8 @@ func (c *Client) Cluster(ctx context.Context, namespace, name string) (*api.Clus
 	return &out, nil
 }
 
-// SetClusterConfig changes max-replicas and/or the region count of a cluster (created if unknown) and
-// returns the resulting configuration.
+// SetClusterConfig changes max-replicas, the region count and/or the TiCDC table count of a cluster
+// (created if unknown) and returns the resulting configuration.
 func (c *Client) SetClusterConfig(ctx context.Context, namespace, name string, upd api.ClusterConfigUpdate) (*api.ClusterConfig, error) {
 	var out api.ClusterConfig
 	if err := c.do(ctx, http.MethodPut, clusterPath(namespace, name, "/config"), upd, &out); err != nil {
@@ -83,6 +83,19 @@ func (c *Client) SetMemberUnhealthy(ctx context.Context, namespace, name, member
 // SetStoreDown forces store id Down (no heartbeats, reported Down at once), or clears it; 404 when unknown.
 func (c *Client) SetStoreDown(ctx context.Context, namespace, name string, id uint64, down bool) error {
 	return c.do(ctx, putOrDelete(down), clusterPath(namespace, name, "/stores/"+strconv.FormatUint(id, 10)+"/down"), nil, nil)
+}
+
+// SetCaptureUnhealthy marks the TiCDC capture of pod unhealthy (its processor is not initialized: the
+// owner reports the TiCDC cluster unhealthy and refuses drains), or clears the mark; 404 when the cluster
+// has no TiCDC pod of that name.
+func (c *Client) SetCaptureUnhealthy(ctx context.Context, namespace, name, pod string, unhealthy bool) error {
+	return c.do(ctx, putOrDelete(unhealthy), clusterPath(namespace, name, "/captures/"+url.PathEscape(pod)+"/unhealthy"), nil, nil)
+}
+
+// SetTiProxyUnhealthy marks the TiProxy server of pod unhealthy (its API answers 500 "service not
+// ready"), or clears the mark; 404 when the cluster has no TiProxy pod of that name.
+func (c *Client) SetTiProxyUnhealthy(ctx context.Context, namespace, name, pod string, unhealthy bool) error {
+	return c.do(ctx, putOrDelete(unhealthy), clusterPath(namespace, name, "/tiproxy-servers/"+url.PathEscape(pod)+"/unhealthy"), nil, nil)
 }
 
 // SetPDUnreachable makes every PD address of the cluster refuse connections, or restores them.
