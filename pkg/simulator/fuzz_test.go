@@ -85,6 +85,10 @@ func TestMalformedAdminRequestsAreRefused(t *testing.T) {
 		{"PUT", "/sim/v1/clusters/default/basic/tiflash-replicas/45", ""},
 		{"PUT", "/sim/v1/timings", `{"maxStoreDownTime": 10}`},
 		{"PUT", "/sim/v1/timings", `{"leaderDrainTime": "-1s"}`},
+		{"PUT", "/sim/v1/timings", `{"ticdcDrainTime": "-1s"}`},
+		{"PUT", "/sim/v1/clusters/default/basic/config", `{"ticdcTables": -1}`},
+		{"PUT", "/sim/v1/clusters/default/basic/captures/basic-ticdc-9/unhealthy", ""},
+		{"DELETE", "/sim/v1/clusters/default/basic/tiproxy-servers/basic-pd-0/unhealthy", ""},
 		{"GET", "/sim/v1/clusters/default", ""},
 		{"GET", "/sim/v1/nope", ""},
 		{"DELETE", "/sim/v1/clusters/nope/nope/faults", ""},
@@ -143,6 +147,9 @@ func FuzzServe(f *testing.F) {
 		{"DELETE", "http://basic-pd-1.basic-pd-peer.default:2379/pd/api/v1/members/id/1", ""},
 		{"POST", "http://basic-pd.default:2379/pd/api/v1/store/1/label", `{"k":"v"}`},
 		{"GET", "http://basic-tikv-0.basic-tikv-peer.default:20180/metrics", ""},
+		{"PUT", "http://basic-ticdc-0.basic-ticdc-peer.default:8301/api/v1/captures/drain", `{"capture_id":"x"}`},
+		{"POST", "http://basic-ticdc-peer.default:8301/api/v1/owner/resign", ""},
+		{"GET", "http://basic-tiproxy.default:3080/api/debug/health", ""},
 		{"POST", "http://x/sim/v1/clusters/default/basic/faults", `{"kind":"drop"}`},
 		{"CONNECT", "http://basic-pd.default:2379", ""},
 	}
@@ -152,6 +159,8 @@ func FuzzServe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, rawURL, body string, viaProxy bool) {
 		h := newHarness(t)
 		h.bootstrap(1, 1, 1)
+		h.addPods(ComponentTiCDC, 2)
+		h.addPods(ComponentTiProxy, 1)
 		u, err := url.Parse(rawURL)
 		if err != nil || method == "" {
 			return

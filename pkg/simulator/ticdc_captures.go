@@ -233,10 +233,19 @@ func (c *Cluster) moveTables(dt time.Duration) {
 		}
 		return base
 	}
-	for i, cp := range eligible {
-		give := min(c.ticdcUnassigned, max(share(i)-cp.tables, 0))
-		cp.tables += give
-		c.ticdcUnassigned -= give
+	// Unheld tables go one by one to the capture furthest below its share, so they spread evenly.
+	for c.ticdcUnassigned > 0 {
+		best, deficit := -1, 0
+		for i, cp := range eligible {
+			if d := share(i) - cp.tables; d > deficit {
+				best, deficit = i, d
+			}
+		}
+		if best < 0 {
+			break
+		}
+		eligible[best].tables++
+		c.ticdcUnassigned--
 	}
 	for i, dst := range eligible {
 		budget := min(max(share(i)-dst.tables, 0), rateAmount(share(i), dt, period))

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"math"
 	"net/http"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) tiproxyRoutes() http.Handler {
 // tiproxyConfigChecksum stands for the CRC32 of the TiProxy configuration: the same for every server of
 // a cluster, as they share one ConfigMap.
 func (c *Cluster) tiproxyConfigChecksum() uint32 {
-	return uint32(stableID("tiproxy-config", c.key.String()))
+	return uint32(stableID("tiproxy-config", c.key.String()) & math.MaxUint32) //nolint:gosec // G115: masked to 32 bits
 }
 
 // tiproxyHealthy reports whether pod's TiProxy answers its health check with 200.
