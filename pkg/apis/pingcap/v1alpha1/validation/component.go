@@ -115,7 +115,8 @@ func validateComponent(c component) field.ErrorList {
 }
 
 // validateComponentSpecifics runs the checks of single components: TiKV's
-// evict-leader timeout, TiFlash's data disks and config, and the TiDB Service ports.
+// evict-leader timeout, TiFlash's data disks and config, TiProxy's TLS and
+// config, and the TiDB Service ports.
 func validateComponentSpecifics(s *v1alpha1.TidbClusterSpec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if kv := s.TiKV; kv != nil && kv.EvictLeaderTimeout != nil {
@@ -123,6 +124,9 @@ func validateComponentSpecifics(s *v1alpha1.TidbClusterSpec, spec *field.Path) f
 	}
 	if tf := s.TiFlash; tf != nil {
 		errs = append(errs, validateTiFlash(tf, spec.Child("tiflash"))...)
+	}
+	if s.TiProxy != nil {
+		errs = append(errs, validateTiProxy(s, spec.Child("tiproxy"))...)
 	}
 	if db := s.TiDB; db != nil && db.Service != nil {
 		errs = append(errs, validateTiDBService(db.Service, spec.Child("tidb", "service"))...)
