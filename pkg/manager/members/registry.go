@@ -12,6 +12,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tiflash"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tiproxy"
 )
 
 // stateful wraps a component's constructor in the skeleton.
@@ -24,13 +25,14 @@ func plain[M component.Member](newMember func(*component.Env) M) func(*component
 }
 
 // registry is the sync order, the TiDB Operator's (spec §3.1): PV reclaim
-// policies, discovery, PD, then the components in dependency order (each
+// policies, discovery, PD, TiProxy, then the components in dependency order (each
 // waits on the ones before it), and last the cleaner of scaled-in members'
 // PVCs. The first member that waits or fails ends a sync.
 var registry = []func(*component.Env) component.Member{
 	plain(reclaim.NewPolicy),
 	plain(discovery.New),
 	stateful(pd.New),
+	stateful(tiproxy.New),
 	stateful(tiflash.New),
 	stateful(tikv.New),
 	stateful(tidb.New),

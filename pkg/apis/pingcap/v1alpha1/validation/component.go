@@ -174,7 +174,7 @@ func validateStorageRequest(requests corev1.ResourceList, path *field.Path, miss
 		return field.ErrorList{field.Invalid(path, q.String(), "must be greater than zero")}
 	}
 	if q.Cmp(maxVolumeSize) > 0 {
-		return field.ErrorList{field.Invalid(path, q.String(), "must be at most "+maxVolumeSize.String()+" (one volume)")}
+		return field.ErrorList{field.Invalid(path, q.String(), "must be at most "+maxVolumeSizeText+" (one volume)")}
 	}
 	return nil
 }
@@ -182,7 +182,12 @@ func validateStorageRequest(requests corev1.ResourceList, path *field.Path, miss
 // maxVolumeSize bounds one data volume: no disk a member could use is
 // larger, so a bigger request is a typo (1e30, 999Ei) that no StorageClass
 // could provision.
-var maxVolumeSize = resource.MustParse("1Pi")
+var maxVolumeSize = resource.MustParse(maxVolumeSizeText)
+
+// maxVolumeSizeText is maxVolumeSize as written: Quantity.String caches its
+// text in the value, so concurrent validations must not call it on the
+// shared variable.
+const maxVolumeSizeText = "1Pi"
 
 func validateStorageClaims(claims []v1alpha1.StorageClaim, path *field.Path) field.ErrorList {
 	if len(claims) == 0 {
