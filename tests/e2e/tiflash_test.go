@@ -27,19 +27,20 @@ import (
 
 const tiflashTC = "tiflash"
 
-// tiflashFixture is examples/tiflash running against the simulator.
-type tiflashFixture struct {
-	env *framework.Env
-	pc  versioned.Interface
-	sim *simclient.Client
+// clusterFixture is one example cluster, name, running against the simulator.
+type clusterFixture struct {
+	env  *framework.Env
+	pc   versioned.Interface
+	sim  *simclient.Client
+	name string
 }
 
-func (f *tiflashFixture) get(ctx context.Context) (*v1alpha1.TidbCluster, error) {
-	return f.pc.PingcapV1alpha1().TidbClusters(f.env.Namespace).Get(ctx, tiflashTC, metav1.GetOptions{})
+func (f *clusterFixture) get(ctx context.Context) (*v1alpha1.TidbCluster, error) {
+	return f.pc.PingcapV1alpha1().TidbClusters(f.env.Namespace).Get(ctx, f.name, metav1.GetOptions{})
 }
 
 // waitReady waits until the cluster is Ready at its generation and extra holds.
-func (f *tiflashFixture) waitReady(t *testing.T, desc string, extra func(*v1alpha1.TidbCluster) bool) {
+func (f *clusterFixture) waitReady(t *testing.T, desc string, extra func(*v1alpha1.TidbCluster) bool) {
 	t.Helper()
 	framework.WaitFor(t, f.env.Ctx, readyTimeout, desc, func(ctx context.Context) (bool, error) {
 		tc, err := f.get(ctx)
@@ -54,11 +55,12 @@ func (f *tiflashFixture) waitReady(t *testing.T, desc string, extra func(*v1alph
 	})
 }
 
-func (f *tiflashFixture) patch(t *testing.T, tiflash string) {
+// patch merge-patches spec.<component> of the cluster with the JSON object value.
+func (f *clusterFixture) patch(t *testing.T, component, value string) {
 	t.Helper()
-	body := []byte(`{"spec":{"tiflash":` + tiflash + `}}`)
-	if _, err := f.pc.PingcapV1alpha1().TidbClusters(f.env.Namespace).Patch(f.env.Ctx, tiflashTC, "application/merge-patch+json", body, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("patch spec.tiflash: %v", err)
+	body := []byte(`{"spec":{"` + component + `":` + value + `}}`)
+	if _, err := f.pc.PingcapV1alpha1().TidbClusters(f.env.Namespace).Patch(f.env.Ctx, f.name, "application/merge-patch+json", body, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch spec.%s: %v", component, err)
 	}
 }
 
@@ -80,7 +82,7 @@ func upTiFlash(tc *v1alpha1.TidbCluster) int {
 func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
-	f := &tiflashFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env)}
+	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: tiflashTC}
 	operator.StartManager(t, env.Namespace, func(o *app.Options) { o.Controller.TiFlashFailoverPeriod = time.Second })
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "tiflash", "tidb-cluster.yaml"), env.Namespace)
 	f.waitReady(t, "examples/tiflash is Ready with 2 TiFlash stores Up", func(tc *v1alpha1.TidbCluster) bool {
@@ -94,14 +96,14 @@ func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 		t.Error("TiFlash runs but PD's placement rules were never enabled")
 	}
 
-	f.patch(t, `{"replicas":3}`)
+	f.patch(t, "tiflash", `{"replicas":3}`)
 	f.waitReady(t, "3 TiFlash stores Up", func(tc *v1alpha1.TidbCluster) bool { return upTiFlash(tc) == 3 })
 
 	// A table with 3 TiFlash replicas: PD would refuse to lose a store.
 	if _, err := f.sim.SetTiFlashReplicas(env.Ctx, env.Namespace, tiflashTC, 101, 3); err != nil {
 		t.Fatal(err)
 	}
-	f.patch(t, `{"replicas":2}`)
+	f.patch(t, "tiflash", `{"replicas":2}`)
 	waitEvent(t, env, "FailedScaleIn", "a table has 3 TiFlash replicas")
 	if tc, err := f.get(env.Ctx); err != nil || tc.Status.TiFlash.StatefulSet == nil || tc.Status.TiFlash.StatefulSet.Replicas != 3 {
 		t.Fatalf("the refused scale-in removed a pod: %v %+v", err, tc.Status.TiFlash.StatefulSet)
@@ -117,9 +119,9 @@ func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 		t.Error(v)
 	}
 
-	f.patch(t, `{"version":"v8.5.1"}`)
+	f.patch(t, "tiflash", `{"version":"v8.5.1"}`)
 	f.waitReady(t, "TiFlash runs v8.5.1", func(tc *v1alpha1.TidbCluster) bool {
-		return strings.HasSuffix(tc.Status.TiFlash.Image, ":v8.5.1") && upTiFlash(tc) == 2 && podsRun(t, env, "tiflash", "v8.5.1", 2)
+		return strings.HasSuffix(tc.Status.TiFlash.Image, ":v8.5.1") && upTiFlash(tc) == 2 && f.podsRun(t, "tiflash", "v8.5.1", 2)
 	})
 
 	f.failover(t)
@@ -128,9 +130,9 @@ func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 // failover takes TiFlash store of tiflash-1 Down: a failover store is
 // added; once it is Up again and recovery is asked for, the extra store
 // leaves through Tombstone.
-func (f *tiflashFixture) failover(t *testing.T) {
+func (f *clusterFixture) failover(t *testing.T) {
 	t.Helper()
-	f.patch(t, `{"maxFailoverCount":1}`)
+	f.patch(t, "tiflash", `{"maxFailoverCount":1}`)
 	tc, err := f.get(f.env.Ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +164,7 @@ func (f *tiflashFixture) failover(t *testing.T) {
 		return err == nil && upTiFlash(tc) == 3, err
 	})
 	violations := f.watchPodOutlivesStore(t, tiflashTC+"-tiflash-2")
-	f.patch(t, `{"recoverFailover":true}`)
+	f.patch(t, "tiflash", `{"recoverFailover":true}`)
 	f.waitReady(t, "the failover store left through Tombstone once every store was Up", func(tc *v1alpha1.TidbCluster) bool {
 		return len(tc.Status.TiFlash.FailureStores) == 0 && tc.Status.TiFlash.StatefulSet.Replicas == 2 && upTiFlash(tc) == 2 &&
 			len(tc.Status.TiFlash.TombstoneStores) == 2
@@ -175,7 +177,7 @@ func (f *tiflashFixture) failover(t *testing.T) {
 // watchPodOutlivesStore samples, until the test ends, whether pod is gone
 // or going while PD still has its store not Tombstone; the returned func
 // reports the first such sample.
-func (f *tiflashFixture) watchPodOutlivesStore(t *testing.T, pod string) func() string {
+func (f *clusterFixture) watchPodOutlivesStore(t *testing.T, pod string) func() string {
 	ctx, cancel := context.WithCancel(f.env.Ctx)
 	var mu sync.Mutex
 	violation := ""
@@ -232,10 +234,10 @@ func waitEvent(t *testing.T, env *framework.Env, reason, text string) {
 }
 
 // podsRun reports whether n pods of the component run the tag.
-func podsRun(t *testing.T, env *framework.Env, component, tag string, n int) bool {
+func (f *clusterFixture) podsRun(t *testing.T, component, tag string, n int) bool {
 	t.Helper()
-	pods, err := env.Kube.CoreV1().Pods(env.Namespace).List(env.Ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/instance=" + tiflashTC + ",app.kubernetes.io/component=" + component})
+	pods, err := f.env.Kube.CoreV1().Pods(f.env.Namespace).List(f.env.Ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=" + f.name + ",app.kubernetes.io/component=" + component})
 	if err != nil {
 		return false
 	}
