@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -54,7 +53,7 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 	}
 	inUse := configMapInUse(st.live)
 	name := names.Member(tc.Name, m.comp.Name())
-	strategy := defaulting.NewComponentAccessor(tc, defaulting.Component(m.comp.Name())).ConfigUpdateStrategy()
+	strategy := configStrategy(tc, m.comp)
 	switch {
 	case inUse != "" && m.sameAsInUse(tc.Namespace, inUse, data):
 		name = inUse

@@ -1,6 +1,13 @@
 package component
 
-import "testing"
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
 
 func TestEqualConfigDataComparesEveryTOMLKeyByMeaning(t *testing.T) {
 	t.Parallel()
@@ -38,4 +45,41 @@ func TestEqualConfigDataComparesEveryTOMLKeyByMeaning(t *testing.T) {
 	if EqualConfigData(live, script) {
 		t.Error("a start script is compared loosely; it must be byte for byte")
 	}
+}
+
+type reloader struct {
+	Component
+	reloads bool
+}
+
+func (r reloader) ReloadsConfig() bool { return r.reloads }
+
+// TestConfigReloaderIsAlwaysInPlace: a component that reloads its config
+// gets its ConfigMap updated in place even under RollingUpdate.
+func TestConfigReloaderIsAlwaysInPlace(t *testing.T) {
+	t.Parallel()
+	tc := &v1alpha1.TidbCluster{}
+	tc.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyRollingUpdate
+	tc.Spec.TiProxy = &v1alpha1.TiProxySpec{}
+	base := named("tiproxy")
+	if got := configStrategy(tc, reloader{Component: base, reloads: true}); got != v1alpha1.ConfigUpdateStrategyInPlace {
+		t.Errorf("reloading component: strategy %s, want InPlace", got)
+	}
+	if got := configStrategy(tc, reloader{Component: base}); got != v1alpha1.ConfigUpdateStrategyRollingUpdate {
+		t.Errorf("other component: strategy %s, want the cluster's RollingUpdate", got)
+	}
+}
+
+type named string
+
+func (n named) Name() string                         { return string(n) }
+func (n named) Enabled(*v1alpha1.TidbCluster) bool   { return true }
+func (n named) Replicas(*v1alpha1.TidbCluster) int32 { return 1 }
+func (n named) Status(*v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
+	return &v1alpha1.ComponentStatus{}
+}
+func (n named) Services(*v1alpha1.TidbCluster) []*corev1.Service            { return nil }
+func (n named) ConfigData(*v1alpha1.TidbCluster) (map[string]string, error) { return nil, nil }
+func (n named) StatefulSet(*v1alpha1.TidbCluster, string) (*appsv1.StatefulSet, error) {
+	return nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 )
 
 // The optional hooks a Component may implement. The skeleton type-asserts
@@ -105,4 +106,19 @@ type FailoverHandler interface {
 // may be.
 type CreatePreparer interface {
 	PreCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}
+
+// ConfigReloader components reload their config file by themselves
+// (TiProxy): their ConfigMap is always updated in place, whatever
+// configUpdateStrategy says, and a config change restarts no pod.
+type ConfigReloader interface {
+	ReloadsConfig() bool
+}
+
+// configStrategy is the component's effective configUpdateStrategy.
+func configStrategy(tc *v1alpha1.TidbCluster, comp Component) v1alpha1.ConfigUpdateStrategy {
+	if r, ok := comp.(ConfigReloader); ok && r.ReloadsConfig() {
+		return v1alpha1.ConfigUpdateStrategyInPlace
+	}
+	return defaulting.NewComponentAccessor(tc, defaulting.Component(comp.Name())).ConfigUpdateStrategy()
 }

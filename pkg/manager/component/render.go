@@ -5,7 +5,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -28,8 +27,7 @@ func Desired(tc *v1alpha1.TidbCluster, comp Component) ([]metav1.Object, error) 
 	cmName := ""
 	if data != nil {
 		cmName = names.Member(tc.Name, comp.Name())
-		acc := defaulting.NewComponentAccessor(tc, defaulting.Component(comp.Name()))
-		if acc.ConfigUpdateStrategy() == v1alpha1.ConfigUpdateStrategyRollingUpdate {
+		if configStrategy(tc, comp) == v1alpha1.ConfigUpdateStrategyRollingUpdate {
 			cmName = names.ConfigMapWithHash(tc.Name, comp.Name(), dataHash(data))
 		}
 		out = append(out, &corev1.ConfigMap{

@@ -47,6 +47,7 @@ var (
 	_ component.Component         = (*Component)(nil)
 	_ component.Observer          = (*Component)(nil)
 	_ component.Gated             = (*Component)(nil)
+	_ component.ConfigReloader    = (*Component)(nil)
 	_ component.ReadinessReporter = (*Component)(nil)
 	_ component.ScaleInPreparer   = (*Component)(nil)
 	_ component.UpgradeUndoer     = (*Component)(nil)
@@ -112,3 +113,8 @@ func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *
 	}
 	return observeMembers(ctx, c.tiproxy, c.pods, c.clock, tc, sts)
 }
+
+// ReloadsConfig is true: TiProxy watches its config file and applies a
+// change without a restart, so its ConfigMap is updated in place whatever
+// configUpdateStrategy says (as the TiDB Operator does).
+func (c *Component) ReloadsConfig() bool { return true }
