@@ -3,6 +3,7 @@ package ticdc
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,9 +76,7 @@ func hasConfigFile(tc *v1alpha1.TidbCluster) bool {
 		return false
 	}
 	for k := range cfg.Items {
-		switch k {
-		case keyTimezone, keyGCTTL, keyLogLevel, keyLogFile:
-		default:
+		if !slices.Contains(LegacyConfigKeys, k) {
 			return true
 		}
 	}
