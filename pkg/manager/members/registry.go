@@ -9,6 +9,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/reclaim"
+	"github.com/kubetidb/tidb-operator/pkg/manager/ticdc"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tiflash"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
@@ -36,6 +37,7 @@ var registry = []func(*component.Env) component.Member{
 	stateful(tiflash.New),
 	stateful(tikv.New),
 	stateful(tidb.New),
+	stateful(ticdc.New),
 	plain(reclaim.NewCleaner),
 }
 
