@@ -28,7 +28,7 @@ var shapes embed.FS
 func loadShape(name string) (*v1alpha1.TidbCluster, []byte, error) {
 	raw, err := shapes.ReadFile("testdata/" + name + ".yaml")
 	if err != nil {
-		return nil, nil, fmt.Errorf("unknown BENCH_SHAPE %q (basic or ha): %w", name, err)
+		return nil, nil, fmt.Errorf("unknown BENCH_SHAPE %q (basic, ha or tiflash): %w", name, err)
 	}
 	tc := &v1alpha1.TidbCluster{}
 	if err := yaml.UnmarshalStrict(raw, tc); err != nil {
@@ -39,7 +39,11 @@ func loadShape(name string) (*v1alpha1.TidbCluster, []byte, error) {
 
 // podsPerCluster is how many pods one cluster of the shape runs (with discovery).
 func podsPerCluster(tc *v1alpha1.TidbCluster) int {
-	return int(tc.Spec.PD.Replicas+tc.Spec.TiKV.Replicas+tc.Spec.TiDB.Replicas) + 1
+	n := tc.Spec.PD.Replicas + tc.Spec.TiKV.Replicas + tc.Spec.TiDB.Replicas
+	if tc.Spec.TiFlash != nil {
+		n += tc.Spec.TiFlash.Replicas
+	}
+	return int(n) + 1
 }
 
 // namespaceName is the namespace of cluster i of a phase ("bench" or "raw").

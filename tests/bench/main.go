@@ -8,8 +8,10 @@
 // (hack/bench.sh), which builds the binaries it starts. `kubetidb-bench
 // report a.json b.json` prints one table from earlier results.
 //
-// Environment: BENCH_N (comma-separated, default 100), BENCH_SHAPE (basic or
-// ha), BENCH_IDLE (5m), BENCH_SETTLE (40s), BENCH_K (10), BENCH_RAW (1),
+// Environment: BENCH_N (comma-separated, default 100), BENCH_SHAPE (basic,
+// ha or tiflash; comma-separated, each N runs every shape back to back and
+// the table compares the others with basic per pod), BENCH_IDLE (5m),
+// BENCH_SETTLE (40s), BENCH_K (10), BENCH_RAW (1),
 // BENCH_OPERATOR_FLAGS, BENCH_OPERATOR_ENV (K=V ..., e.g. GOGC=50), BENCH_CONVERGE_TIMEOUT (10m, plus 1s per cluster),
 // BENCH_BIN_DIR (_output/bench/bin), BENCH_OUT (_output/bench).
 package main
@@ -29,7 +31,8 @@ import (
 
 // Config is the bench's settings, from the environment.
 type Config struct {
-	Ns              []int         `json:"n"`
+	Ns []int `json:"n"`
+	// Shape is BENCH_SHAPE as given: one shape or several, comma-separated.
 	Shape           string        `json:"shape"`
 	Idle            time.Duration `json:"idle"`
 	Settle          time.Duration `json:"settle"`
@@ -41,6 +44,17 @@ type Config struct {
 	Repo            string        `json:"-"`
 	BinDir          string        `json:"-"`
 	OutDir          string        `json:"-"`
+}
+
+// shapes returns the shapes of BENCH_SHAPE, in order.
+func (c Config) shapes() []string {
+	var out []string
+	for _, s := range strings.Split(c.Shape, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (c Config) operatorBin() string  { return filepath.Join(c.BinDir, "tidb-controller-manager") }
@@ -65,18 +79,23 @@ func run() int {
 	runDir := filepath.Join(cfg.OutDir, stamp)
 	rep := &Report{StartedAt: time.Now().UTC(), Machine: readMachine(), Config: cfg}
 	failed := false
+	// The shapes of one N run back to back, so that a comparison between
+	// them is taken on the machine in the same state.
+rounds:
 	for _, n := range cfg.Ns {
-		start := time.Now()
-		res := runRound(ctx, cfg, n, filepath.Join(runDir, fmt.Sprintf("N%d", n)))
-		logf("N=%d done in %v%s", n, time.Since(start).Round(time.Second), errSuffix(res.Error))
-		failed = failed || res.Error != ""
-		rep.Rounds = append(rep.Rounds, res)
-		if err := writeReport(rep, cfg.OutDir, stamp); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
-		if ctx.Err() != nil {
-			break
+		for _, shape := range cfg.shapes() {
+			start := time.Now()
+			res := runRound(ctx, cfg, shape, n, filepath.Join(runDir, roundDir(shape, n)))
+			logf("N=%d %s done in %v%s", n, shape, time.Since(start).Round(time.Second), errSuffix(res.Error))
+			failed = failed || res.Error != ""
+			rep.Rounds = append(rep.Rounds, res)
+			if err := writeReport(rep, cfg.OutDir, stamp); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				return 1
+			}
+			if ctx.Err() != nil {
+				break rounds
+			}
 		}
 	}
 	table := renderTable(rep)
@@ -87,6 +106,15 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// roundDir is where a round keeps its logs: N<n> for the basic shape (as
+// before shapes could be combined), N<n>-<shape> for the others.
+func roundDir(shape string, n int) string {
+	if shape == "basic" {
+		return fmt.Sprintf("N%d", n)
+	}
+	return fmt.Sprintf("N%d-%s", n, shape)
 }
 
 // report prints one table from the rounds of several result files, e.g. a
@@ -167,8 +195,13 @@ func loadConfig() (Config, error) {
 	}
 	cfg.OperatorFlags = strings.Fields(os.Getenv("BENCH_OPERATOR_FLAGS"))
 	cfg.OperatorEnv = strings.Fields(os.Getenv("BENCH_OPERATOR_ENV"))
-	if _, _, err := loadShape(cfg.Shape); err != nil {
-		return cfg, err
+	if len(cfg.shapes()) == 0 {
+		return cfg, fmt.Errorf("BENCH_SHAPE: no shape in %q", cfg.Shape)
+	}
+	for _, shape := range cfg.shapes() {
+		if _, _, err := loadShape(shape); err != nil {
+			return cfg, err
+		}
 	}
 	for _, bin := range []string{cfg.operatorBin(), cfg.simulatorBin()} {
 		if _, err := os.Stat(bin); err != nil {

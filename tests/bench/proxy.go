@@ -16,7 +16,7 @@ import (
 )
 
 // CountingProxy is the HTTP proxy the operator is pointed at (HTTP_PROXY)
-// during the bench. It counts every PD, TiKV and TiDB request by cluster
+// during the bench. It counts every PD, TiKV, TiFlash and TiDB request by cluster
 // namespace, component and path, and forwards it to the simulator, itself
 // an HTTP proxy. The simulator is not changed and keeps no counters, so the
 // counts are taken here, between the two processes.
@@ -34,7 +34,7 @@ type CountingProxy struct {
 type ProxyKey struct {
 	// Namespace of the TidbCluster, "" when the host names none we know.
 	Namespace string
-	// Component is pd, tikv or tidb (by port), else "other".
+	// Component is pd, tikv, tiflash or tidb (by port), else "other".
 	Component string
 	// Path is the URL path without query.
 	Path string
@@ -144,6 +144,8 @@ func componentOf(port string) string {
 		return "pd"
 	case "20180":
 		return "tikv"
+	case "20292":
+		return "tiflash" // the TiFlash proxy's status port (/tiflash/store-status)
 	case "10080":
 		return "tidb"
 	}

@@ -97,7 +97,7 @@ func TestNamespaceAndComponentOfAHost(t *testing.T) {
 			t.Errorf("namespaceOf(%q) = %q, want %q", host, got, want)
 		}
 	}
-	for port, want := range map[string]string{"2379": "pd", "20180": "tikv", "10080": "tidb", "80": "other"} {
+	for port, want := range map[string]string{"2379": "pd", "20180": "tikv", "20292": "tiflash", "10080": "tidb", "80": "other"} {
 		if got := componentOf(port); got != want {
 			t.Errorf("componentOf(%s) = %s, want %s", port, got, want)
 		}

@@ -29,10 +29,13 @@ type Machine struct {
 
 // Round is one run at one N on a fresh control plane.
 type Round struct {
-	N          int    `json:"n"`
-	Shape      string `json:"shape"`
-	Namespaces string `json:"namespaces"`
-	Error      string `json:"error,omitempty"`
+	N     int    `json:"n"`
+	Shape string `json:"shape"`
+	// PodsPerCluster is what one cluster of the shape runs, discovery
+	// included: the divisor of the per-pod figures.
+	PodsPerCluster int    `json:"podsPerCluster"`
+	Namespaces     string `json:"namespaces"`
+	Error          string `json:"error,omitempty"`
 	// OperatorStartupSeconds is from process start to /readyz.
 	OperatorStartupSeconds float64     `json:"operatorStartupSeconds"`
 	Convergence            Convergence `json:"convergence"`
@@ -70,6 +73,12 @@ type Convergence struct {
 	// from every client; OperatorShare is the operator's part of them.
 	APIServerRequests int     `json:"apiserverRequests"`
 	OperatorShare     float64 `json:"operatorShare"`
+	// ExternalPerCluster counts the operator's PD, TiKV, TiFlash and TiDB
+	// requests (the counting proxy) from the first create until all Ready,
+	// ÷ N; ExternalByComponent and ExternalByPath split it.
+	ExternalPerCluster  float64            `json:"pdTikvTiflashTidbRequestsPerCluster"`
+	ExternalByComponent map[string]float64 `json:"externalByComponentPerCluster,omitempty"`
+	ExternalByPath      map[string]float64 `json:"externalByPathPerCluster,omitempty"`
 }
 
 // Requests counts the operator's API requests from the first create until
@@ -105,7 +114,8 @@ type Steady struct {
 	UncachedGetsByRes     map[string]int `json:"uncachedGetsByResource,omitempty"`
 	OtherRequests         map[string]int `json:"otherRequests,omitempty"`
 	ExternalPerClusterMin float64        `json:"pdTikvTidbRequestsPerClusterPerMinute"`
-	// ByComponentPerClusterMin splits the figure above into pd, tikv, tidb.
+	// ByComponentPerClusterMin splits the figure above into pd, tikv,
+	// tiflash, tidb.
 	ByComponentPerClusterMin map[string]float64 `json:"byComponentPerClusterPerMinute"`
 	ByPathPerClusterMin      map[string]float64 `json:"byPathPerClusterPerMinute"`
 	CPUSecondsPerMinute      float64            `json:"operatorCPUSecondsPerMinute"`

@@ -11,13 +11,12 @@ import (
 	"runtime"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
@@ -34,11 +33,12 @@ const (
 // round is one N on a fresh control plane: the processes, clients and
 // watchers it uses and the result it fills.
 type round struct {
-	cfg Config
-	n   int
-	dir string
-	log *os.File
-	res *Round
+	cfg   Config
+	shape string // BENCH_SHAPE's name of the clusters' shape
+	n     int
+	dir   string
+	log   *os.File
+	res   *Round
 
 	cp         *ControlPlane
 	restCfg    *rest.Config
@@ -48,21 +48,23 @@ type round struct {
 	proxy      *CountingProxy
 	sim        *Process
 	op         *Operator
-	shape      *v1alpha1.TidbCluster
+	tc         *v1alpha1.TidbCluster // the shape every cluster is created from
 	objs       []*unstructured.Unstructured
 	namespaces []string
 	ready      *ReadyTracker
 	replicas   *ReplicaWatcher
 	stopInf    chan struct{}
 
-	t0, tReady time.Time // clusters created; all Ready
-	cpuStart   float64   // operator CPU seconds at t0
+	t0, tReady time.Time        // clusters created; all Ready
+	cpuStart   float64          // operator CPU seconds at t0
+	ext0       map[ProxyKey]int // PD/TiKV/TiFlash/TiDB requests counted before t0
 }
 
-// runRound measures one N and always tears its control plane down.
-func runRound(ctx context.Context, cfg Config, n int, dir string) *Round {
-	r := &round{cfg: cfg, n: n, dir: dir,
-		res: &Round{N: n, Shape: cfg.Shape, Namespaces: "one per cluster", machineCores: runtime.NumCPU()}}
+// runRound measures one N of one shape and always tears its control plane
+// down.
+func runRound(ctx context.Context, cfg Config, shape string, n int, dir string) *Round {
+	r := &round{cfg: cfg, shape: shape, n: n, dir: dir,
+		res: &Round{N: n, Shape: shape, Namespaces: "one per cluster", machineCores: runtime.NumCPU()}}
 	var errs []error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		r.res.Error = err.Error()
@@ -107,11 +109,12 @@ func runRound(ctx context.Context, cfg Config, n int, dir string) *Round {
 }
 
 func (r *round) startControlPlane(ctx context.Context) error {
-	shape, raw, err := loadShape(r.cfg.Shape)
+	tc, raw, err := loadShape(r.shape)
 	if err != nil {
 		return err
 	}
-	r.shape = shape
+	r.tc = tc
+	r.res.PodsPerCluster = podsPerCluster(tc)
 	shapeFile := filepath.Join(r.dir, "shape.yaml")
 	if err := os.WriteFile(shapeFile, raw, 0o644); err != nil {
 		return err
@@ -119,7 +122,7 @@ func (r *round) startControlPlane(ctx context.Context) error {
 	if r.objs, err = renderObjects(ctx, r.cfg.operatorBin(), shapeFile); err != nil {
 		return err
 	}
-	pods := 2*r.n*podsPerCluster(shape) + r.cfg.K
+	pods := 2*r.n*podsPerCluster(tc) + r.cfg.K
 	r.cp, err = StartControlPlane(ctx, r.cfg.Repo, filepath.Join(r.dir, "cluster"), pods, r.log)
 	if err != nil {
 		return err
@@ -228,8 +231,9 @@ func (r *round) converge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.ext0 = r.proxy.Snapshot()
 	r.t0 = time.Now()
-	sent, err := createClusters(ctx, r.pc, r.shape, r.namespaces)
+	sent, err := createClusters(ctx, r.pc, r.tc, r.namespaces)
 	if err != nil {
 		depth.Stop()
 		return err
@@ -250,6 +254,10 @@ func (r *round) converge(ctx context.Context) error {
 	}
 	c.MaxQLen = depth.Stop()
 	c.Ready = r.ready.Count()
+	ext := diffCounts(r.ext0, r.proxy.Snapshot())
+	c.ExternalPerCluster = round2(float64(total(ext)) / float64(r.n))
+	c.ExternalByComponent = perCluster(byComponent(ext), r.n)
+	c.ExternalByPath = perCluster(byPath(ext), r.n)
 	var lat []time.Duration
 	for key, at := range sent {
 		if done, ok := r.ready.Ready(key); ok {

@@ -66,7 +66,7 @@ var targets = []target{
 	{"409 conflicts", "0", func(r *Round) bool { return r.Requests.Conflicts == 0 }},
 	{"idle writes to cluster objects", "0", func(r *Round) bool { return r.Steady.WindowSeconds > 0 && r.Steady.ClusterWrites == 0 }},
 	{"idle uncached GETs", "0", func(r *Round) bool { return r.Steady.WindowSeconds > 0 && r.Steady.UncachedGets == 0 }},
-	{"idle PD/TiKV/TiDB requests per cluster per minute", "≤ 4", func(r *Round) bool {
+	{"idle PD/TiKV/TiFlash/TiDB requests per cluster per minute", "≤ 4", func(r *Round) bool {
 		return r.Steady.WindowSeconds > 0 && r.Steady.ExternalPerClusterMin <= 4
 	}},
 	{"peak RSS ≤ ½ of v1.6's 151 MB", fmt.Sprintf("≤ %.1f MiB", peakRSSGoalMiB), func(r *Round) bool {
@@ -86,7 +86,7 @@ func renderTable(rep *Report) string {
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	head := "metric"
 	for _, r := range rep.Rounds {
-		head += fmt.Sprintf("\tN=%d", r.N)
+		head += "\t" + roundName(rep, r)
 	}
 	_, _ = fmt.Fprintln(w, head+"\tv1.6 / v2 (N=50)")
 	row := func(name, ref string, f func(r *Round) string) {
@@ -97,6 +97,7 @@ func renderTable(rep *Report) string {
 		_, _ = fmt.Fprintln(w, line+"\t"+ref)
 	}
 	row("Ready / created", "", func(r *Round) string { return fmt.Sprintf("%d/%d", r.Convergence.Ready, r.N) })
+	row("pods per cluster (with discovery)", "", func(r *Round) string { return fmt.Sprint(pods(r)) })
 	row("all Ready after create (s)", "203 / 89", func(r *Round) string { return f1(r.Convergence.TotalS) })
 	row("per cluster p50 / p99 (s)", "", func(r *Round) string {
 		return f1(r.Convergence.PerTC.P50) + " / " + f1(r.Convergence.PerTC.P99)
@@ -139,6 +140,14 @@ func renderTable(rep *Report) string {
 	row("syncs (waits) per cluster", "", func(r *Round) string {
 		return f1(r.Convergence.Syncs) + " (" + f1(r.Convergence.Waits) + ")"
 	})
+	row("PD/TiKV/TiFlash/TiDB req/cluster to Ready", "", func(r *Round) string {
+		c := r.Convergence
+		return fmt.Sprintf("%s (%s)", f1(c.ExternalPerCluster), externalSplit(c.ExternalByComponent))
+	})
+	row("  PD store-list reads per cluster; per sync", "", func(r *Round) string {
+		reads := r.Convergence.ExternalByPath["pd "+pdStoresPath]
+		return f1(reads) + "; " + f2(ratio(reads, r.Convergence.Syncs))
+	})
 	row("peak req/s; throttle logs; max queue", "", func(r *Round) string {
 		c := r.Convergence
 		return fmt.Sprintf("%d; %d; %.0f", c.PeakRPS, c.ThrottleLogs, c.MaxQLen)
@@ -147,9 +156,8 @@ func renderTable(rep *Report) string {
 	row("  per cluster per minute", "2 / 0", func(r *Round) string { return f2(r.Steady.WritesPerClusterMin) })
 	row("idle Lease requests per minute", "", func(r *Round) string { return f1(r.Steady.LeasePerMinute) })
 	row("idle uncached GETs", "16 / 0", func(r *Round) string { return fmt.Sprint(r.Steady.UncachedGets) })
-	row("idle PD/TiKV/TiDB req/cluster/min", "20 / 6", func(r *Round) string {
-		c := r.Steady.ByComponentPerClusterMin
-		return fmt.Sprintf("%s (%s/%s/%s)", f1(r.Steady.ExternalPerClusterMin), f1(c["pd"]), f1(c["tikv"]), f1(c["tidb"]))
+	row("idle PD/TiKV/TiFlash/TiDB req/cluster/min", "20 / 6", func(r *Round) string {
+		return fmt.Sprintf("%s (%s)", f1(r.Steady.ExternalPerClusterMin), externalSplit(r.Steady.ByComponentPerClusterMin))
 	})
 	row("reaction p50 / p99 (s)", "", func(r *Round) string { return f2(r.Reaction.P50) + " / " + f2(r.Reaction.P99) })
 	row("CPU s: converge; idle per min", "", func(r *Round) string {
@@ -159,9 +167,138 @@ func renderTable(rep *Report) string {
 	row("cached objects (unfiltered informers)", "", func(r *Round) string {
 		return fmt.Sprintf("%d (%d)", r.Cost.CacheTotal, len(r.Cost.UnfilteredInformers))
 	})
+	row("per pod (÷ pods per cluster)", "", func(*Round) string { return "" })
+	for _, f := range perPodFigures {
+		if f.whole {
+			continue
+		}
+		row("  "+f.name, "", func(r *Round) string { return f.format(perPod(r, f)) })
+	}
 	_ = w.Flush()
 	writeTargets(&b, rep)
+	writeShapeComparison(&b, rep)
 	return b.String()
+}
+
+// pdStoresPath is PD's store list, which TiKV and TiFlash read once per
+// sync together.
+const pdStoresPath = "/pd/api/v1/stores"
+
+// externalSplit prints PD/TiKV/TiFlash/TiDB requests in that order.
+func externalSplit(c map[string]float64) string {
+	return f1(c["pd"]) + "/" + f1(c["tikv"]) + "/" + f1(c["tiflash"]) + "/" + f1(c["tidb"])
+}
+
+// roundName heads a round's column: N=10, or N=10 tiflash when the rounds
+// have more than one shape.
+func roundName(rep *Report, r *Round) string {
+	for _, o := range rep.Rounds {
+		if o.Shape != r.Shape {
+			return fmt.Sprintf("N=%d %s", r.N, r.Shape)
+		}
+	}
+	return fmt.Sprintf("N=%d", r.N)
+}
+
+// pods is the round's pods per cluster; results written before the field
+// existed take it from the shape.
+func pods(r *Round) int {
+	if r.PodsPerCluster > 0 {
+		return r.PodsPerCluster
+	}
+	if tc, _, err := loadShape(r.Shape); err == nil {
+		return podsPerCluster(tc)
+	}
+	return 0
+}
+
+// perPodFigure is a per-cluster cost divided by the pods of one cluster,
+// so that shapes of different sizes compare.
+type perPodFigure struct {
+	name   string
+	value  func(r *Round) float64 // per cluster
+	format func(float64) string
+	// whole compares the figure per cluster, undivided: a cluster's pods
+	// start in parallel, so dividing a time by them would flatter a bigger
+	// shape.
+	whole bool
+}
+
+// perPodFigures are the costs a shape is compared on (writeShapeComparison).
+var perPodFigures = []perPodFigure{
+	{"API requests", func(r *Round) float64 { return r.Requests.PerCluster }, f2, false},
+	{"  writes (Events excluded)", func(r *Round) float64 { return r.Requests.WritesPerCluster }, f2, false},
+	{"syncs to Ready", func(r *Round) float64 { return r.Convergence.Syncs }, f2, false},
+	{"PD/TiKV/TiFlash/TiDB requests to Ready", func(r *Round) float64 { return r.Convergence.ExternalPerCluster }, f2, false},
+	{"operator CPU converging (ms)", func(r *Round) float64 {
+		return 1000 * r.Cost.CPUSecondsConverge / float64(r.N)
+	}, f1, false},
+	{"idle PD/TiKV/TiFlash/TiDB req/min", func(r *Round) float64 { return r.Steady.ExternalPerClusterMin }, f2, false},
+	{"idle operator CPU (ms/min)", func(r *Round) float64 {
+		return 1000 * r.Steady.CPUSecondsPerMinute / float64(r.N)
+	}, f2, false},
+	{"cached objects", func(r *Round) float64 { return float64(r.Cost.CacheTotal) / float64(r.N) }, f2, false},
+	{"per cluster p50 to Ready (s, not ÷ pods)", func(r *Round) float64 { return r.Convergence.PerTC.P50 }, f2, true},
+}
+
+// perPod divides a per-cluster figure by the round's pods per cluster,
+// unless the figure is compared whole.
+func perPod(r *Round, f perPodFigure) float64 {
+	if f.whole {
+		return f.value(r)
+	}
+	if pods(r) == 0 {
+		return 0
+	}
+	return f.value(r) / float64(pods(r))
+}
+
+// shapeGoal is issue #12's bound: another shape's per-pod cost within 10 %
+// of the basic shape's.
+const shapeGoal = 1.10
+
+// writeShapeComparison divides each per-pod figure of a round of another
+// shape by the same figure of the basic round at the same N, and checks
+// it against shapeGoal. A figure where basic is 0 is left out.
+func writeShapeComparison(b *strings.Builder, rep *Report) {
+	basic := map[int]*Round{}
+	for _, r := range rep.Rounds {
+		if r.Shape == "basic" && r.Error == "" {
+			basic[r.N] = r
+		}
+	}
+	var pairs [][2]*Round
+	for _, r := range rep.Rounds {
+		if base, ok := basic[r.N]; ok && r.Shape != "basic" {
+			pairs = append(pairs, [2]*Round{base, r})
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nper pod against basic at the same N (goal ≤ %.2f×)\n", shapeGoal)
+	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	head := "figure per pod"
+	for _, p := range pairs {
+		head += fmt.Sprintf("\t%s ÷ basic (N=%d)", p[1].Shape, p[1].N)
+	}
+	_, _ = fmt.Fprintln(w, head)
+	for _, f := range perPodFigures {
+		line := strings.TrimSpace(f.name)
+		for _, p := range pairs {
+			base, other := perPod(p[0], f), perPod(p[1], f)
+			switch q := ratio(other, base); {
+			case base == 0:
+				line += "\t-"
+			case q <= shapeGoal:
+				line += "\t" + f2(q) + " met"
+			default:
+				line += "\t" + f2(q) + " NOT met"
+			}
+		}
+		_, _ = fmt.Fprintln(w, line)
+	}
+	_ = w.Flush()
 }
 
 func writeTargets(b *strings.Builder, rep *Report) {
@@ -179,7 +316,7 @@ func writeTargets(b *strings.Builder, rep *Report) {
 	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	head := "target\tgoal"
 	for _, r := range checked {
-		head += fmt.Sprintf("\tN=%d", r.N)
+		head += "\t" + roundName(rep, r)
 	}
 	_, _ = fmt.Fprintln(w, head)
 	for _, t := range targets {
@@ -196,7 +333,7 @@ func writeTargets(b *strings.Builder, rep *Report) {
 	_ = w.Flush()
 	for _, r := range rep.Rounds {
 		if r.Error != "" {
-			fmt.Fprintf(b, "N=%d errors: %s\n", r.N, r.Error)
+			fmt.Fprintf(b, "%s errors: %s\n", roundName(rep, r), r.Error)
 		}
 	}
 }

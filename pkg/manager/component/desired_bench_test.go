@@ -13,25 +13,35 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tiflash"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 )
 
-// benchShapes are the shapes of the scale bench (tests/bench/testdata):
-// basic is PD/TiKV/TiDB 1/1/1, ha is 3/3/2.
-var benchShapes = []struct {
-	name           string
-	pd, tikv, tidb int32
-}{
-	{"basic", 1, 1, 1},
-	{"ha", 3, 3, 2},
+// benchShape is one shape of the scale bench (tests/bench/testdata).
+type benchShape struct {
+	name                    string
+	pd, tikv, tidb, tiflash int32
+}
+
+// pods is how many pods a cluster of the shape runs, discovery included:
+// the divisor of the per-pod figures, as in the scale bench.
+func (s benchShape) pods() int32 { return s.pd + s.tikv + s.tidb + s.tiflash + 1 }
+
+// benchShapes are the shapes of the scale bench: basic is PD/TiKV/TiDB
+// 1/1/1, ha is 3/3/2, tiflash is basic plus one TiFlash store.
+var benchShapes = []benchShape{
+	{"basic", 1, 1, 1, 0},
+	{"ha", 3, 3, 2, 0},
+	{"tiflash", 1, 1, 1, 1},
 }
 
 func empty() *v1alpha1.Config { return v1alpha1.NewConfig(map[string]any{}) }
 
 // newBenchTC returns a defaulted cluster "db" in namespace "ns" of the given
 // shape, with a discovery service, `config: {}` (a ConfigMap each, named by
-// its content hash) and a ClusterIP TiDB Service: tests/bench/testdata/<shape>.yaml.
-func newBenchTC(pdReplicas, tikvReplicas, tidbReplicas int32) *v1alpha1.TidbCluster {
+// its content hash), a ClusterIP TiDB Service and, with TiFlash, one 1Gi
+// data disk per store: tests/bench/testdata/<shape>.yaml.
+func newBenchTC(s benchShape) *v1alpha1.TidbCluster {
 	storage := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
 	tc := &v1alpha1.TidbCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "tc-uid"},
@@ -39,11 +49,15 @@ func newBenchTC(pdReplicas, tikvReplicas, tidbReplicas int32) *v1alpha1.TidbClus
 			Version:              "v8.5.0",
 			ConfigUpdateStrategy: v1alpha1.ConfigUpdateStrategyRollingUpdate,
 			Discovery:            v1alpha1.DiscoverySpec{},
-			PD:                   &v1alpha1.PDSpec{Replicas: pdReplicas, ResourceRequirements: storage, Config: empty()},
-			TiKV:                 &v1alpha1.TiKVSpec{Replicas: tikvReplicas, ResourceRequirements: storage, Config: empty()},
-			TiDB: &v1alpha1.TiDBSpec{Replicas: tidbReplicas, Config: empty(),
+			PD:                   &v1alpha1.PDSpec{Replicas: s.pd, ResourceRequirements: storage, Config: empty()},
+			TiKV:                 &v1alpha1.TiKVSpec{Replicas: s.tikv, ResourceRequirements: storage, Config: empty()},
+			TiDB: &v1alpha1.TiDBSpec{Replicas: s.tidb, Config: empty(),
 				Service: &v1alpha1.TiDBServiceSpec{ServiceSpec: v1alpha1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}}},
 		},
+	}
+	if s.tiflash > 0 {
+		tc.Spec.TiFlash = &v1alpha1.TiFlashSpec{Replicas: s.tiflash, Config: empty(),
+			StorageClaims: []v1alpha1.StorageClaim{{Resources: storage}}}
 	}
 	defaulting.SetTidbClusterDefaults(tc)
 	return tc
@@ -53,13 +67,14 @@ func newBenchTC(pdReplicas, tikvReplicas, tidbReplicas int32) *v1alpha1.TidbClus
 // cluster — the discovery objects and, per component, Services, ConfigMap
 // and StatefulSet — with the same builders as a sync (and `render`). A
 // sync builds these on every pass, converged or not, so this is the floor
-// of a sync's CPU and allocations.
+// of a sync's CPU and allocations. A disabled component (TiFlash outside
+// the tiflash shape) builds nothing (component.Desired).
 func BenchmarkDesiredObjects(b *testing.B) {
 	env := &component.Env{}
-	comps := []component.Component{pd.New(env), tikv.New(env), tidb.New(env)}
+	comps := []component.Component{pd.New(env), tiflash.New(env), tikv.New(env), tidb.New(env)}
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			tc := newBenchTC(s.pd, s.tikv, s.tidb)
+			tc := newBenchTC(s)
 			b.ReportAllocs()
 			objects := 0
 			for b.Loop() {

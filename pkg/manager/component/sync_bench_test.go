@@ -3,6 +3,7 @@ package component_test
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,6 +20,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tiflash"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
@@ -36,9 +38,11 @@ func (healthyTiDB) GetInfo(context.Context, string, string, string, tidbapi.Opti
 	return &tidbapi.Info{}, nil
 }
 
-// clusterFixture is the whole TidbCluster control — discovery, PD, TiKV and
-// TiDB wired as cmd/controller-manager wires them — over fake clientsets,
-// seeded informer indexers and fake PD and TiDB APIs.
+// clusterFixture is the whole TidbCluster control — discovery, PD, TiFlash,
+// TiKV and TiDB in the registry's order (pkg/manager/members; the PV
+// reclaim steps are left out) — over fake clientsets, seeded informer
+// indexers and fake PD and TiDB APIs. TiFlash has no store-status client:
+// it is asked only after a restart.
 type clusterFixture struct {
 	deps    *controller.FakeDependencies
 	pd      *pdapi.FakeControl
@@ -54,6 +58,7 @@ func newClusterFixture() *clusterFixture {
 	comps := []tidbcluster.Component{
 		discovery.New(env),
 		component.NewManager(pd.New(env), env),
+		component.NewManager(tiflash.New(env), env),
 		component.NewManager(tikv.New(env), env),
 		component.NewManager(tidb.NewWithClient(env, healthyTiDB{}), env),
 	}
@@ -101,7 +106,8 @@ func (f *clusterFixture) drainEvents() {
 
 // play copies what the fake API holds into the indexers, rolls every
 // StatefulSet out with Ready pods, and makes PD report those pods as
-// healthy members and Up stores.
+// healthy members and Up stores (TiFlash's labelled engine=tiflash, as
+// TiFlash registers them, without leaders).
 func (f *clusterFixture) play(tb testing.TB, ns, name string) {
 	tb.Helper()
 	ctx := context.Background()
@@ -165,6 +171,12 @@ func (f *clusterFixture) play(tb testing.TB, ns, name string) {
 					Store:  &pdapi.MetaStore{ID: uint64(o) + 1, Address: peer + ":20160", StateName: "Up"},
 					Status: &pdapi.StoreStatus{LeaderCount: 100, RegionCount: 300},
 				})
+			case "tiflash":
+				stores = append(stores, &pdapi.StoreInfo{
+					Store: &pdapi.MetaStore{ID: uint64(o) + 1001, Address: peer + ":3930", StateName: "Up",
+						Labels: []*pdapi.StoreLabel{{Key: "engine", Value: "tiflash"}}},
+					Status: &pdapi.StoreStatus{RegionCount: 300},
+				})
 			}
 		}
 	}
@@ -190,21 +202,29 @@ func readyPod(s *appsv1.StatefulSet, ordinal int32) *corev1.Pod {
 }
 
 // BenchmarkConvergedClusterSync is one resync of a converged cluster: the
-// whole control (defaulting, validation, discovery, PD, TiKV, TiDB, status)
-// on a DeepCopy, as the controller shell runs it. It must make no API
-// write; the PD and TiDB reads go to fakes, so this is the operator's own
-// CPU and allocations per resync.
+// whole control (defaulting, validation, discovery, PD, TiFlash, TiKV,
+// TiDB, status) on a DeepCopy, as the controller shell runs it. It must
+// make no API write; the PD and TiDB reads go to fakes, so this is the
+// operator's own CPU and allocations per resync. Besides ns, B and allocs
+// per op it reports them per pod of the shape (discovery included, as the
+// scale bench divides), and the PD calls of one sync: every method, and
+// GetStores alone, which TiKV and TiFlash share (flow.Remember) — more
+// than one per sync fails the benchmark.
 func BenchmarkConvergedClusterSync(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			f := newClusterFixture()
-			stored := f.converge(b, newBenchTC(s.pd, s.tikv, s.tidb))
+			stored := f.converge(b, newBenchTC(s))
 			if stored.ResourceVersion == "" {
 				stored.ResourceVersion = "1" // as the API server sets it; the fake tracker does not
 			}
 			pdClient := f.pd.ClusterClient("ns", "db")
+			pdClient.ResetCalls()
+			var calls pdCalls
 			ctx := context.Background()
 			b.ReportAllocs()
+			var mem0, mem1 goruntime.MemStats
+			goruntime.ReadMemStats(&mem0)
 			b.ResetTimer()
 			for i := range b.N {
 				if err := f.control.UpdateTidbCluster(ctx, stored.DeepCopy()); err != nil {
@@ -212,14 +232,39 @@ func BenchmarkConvergedClusterSync(b *testing.B) {
 				}
 				if i%1024 == 1023 { // the fake PD records every call
 					b.StopTimer()
-					pdClient.ResetCalls()
+					calls.add(pdClient)
 					b.StartTimer()
 				}
 			}
 			b.StopTimer()
+			goruntime.ReadMemStats(&mem1)
+			calls.add(pdClient)
 			if w := writes(f.deps); len(w) != 0 || len(f.deps.FakePingcap.Actions()) != 0 {
 				b.Fatalf("a converged sync wrote: %v %v", w, f.deps.FakePingcap.Actions())
 			}
+			if calls.stores > b.N {
+				b.Fatalf("%d GetStores in %d syncs: TiKV and TiFlash must share one per sync", calls.stores, b.N)
+			}
+			n, pods := float64(b.N), float64(s.pods())
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/pods, "ns/pod")
+			b.ReportMetric(float64(mem1.TotalAlloc-mem0.TotalAlloc)/n/pods, "B/pod")
+			b.ReportMetric(float64(mem1.Mallocs-mem0.Mallocs)/n/pods, "allocs/pod")
+			b.ReportMetric(float64(calls.all)/n, "pd-calls/op")
+			b.ReportMetric(float64(calls.stores)/n, "pd-getstores/op")
 		})
 	}
+}
+
+// pdCalls counts the calls a fake PD recorded, over several resets.
+type pdCalls struct{ all, stores int }
+
+// add counts pd's recorded calls and forgets them.
+func (c *pdCalls) add(pd *pdapi.FakeClient) {
+	for _, call := range pd.Calls() {
+		c.all++
+		if call.Method == pdapi.MethodGetStores {
+			c.stores++
+		}
+	}
+	pd.ResetCalls()
 }
