@@ -104,7 +104,7 @@ func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.patch(t, "tiflash", `{"replicas":2}`)
-	waitEvent(t, env, "FailedScaleIn", "a table has 3 TiFlash replicas")
+	waitEvent(t, env, corev1.EventTypeWarning, "FailedScaleIn", "a table has 3 TiFlash replicas")
 	if tc, err := f.get(env.Ctx); err != nil || tc.Status.TiFlash.StatefulSet == nil || tc.Status.TiFlash.StatefulSet.Replicas != 3 {
 		t.Fatalf("the refused scale-in removed a pod: %v %+v", err, tc.Status.TiFlash.StatefulSet)
 	}
@@ -216,16 +216,17 @@ func (f *clusterFixture) watchPodOutlivesStore(t *testing.T, pod string) func() 
 	}
 }
 
-// waitEvent waits for a Warning event with reason whose message contains text.
-func waitEvent(t *testing.T, env *framework.Env, reason, text string) {
+// waitEvent waits for an event of type (Normal, Warning) and reason whose
+// message contains text.
+func waitEvent(t *testing.T, env *framework.Env, eventType, reason, text string) {
 	t.Helper()
-	framework.WaitFor(t, env.Ctx, readyTimeout, "event "+reason, func(ctx context.Context) (bool, error) {
+	framework.WaitFor(t, env.Ctx, readyTimeout, "event "+reason+" "+text, func(ctx context.Context) (bool, error) {
 		evs, err := env.Kube.CoreV1().Events(env.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
 		for _, e := range evs.Items {
-			if e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, text) {
+			if e.Type == eventType && e.Reason == reason && strings.Contains(e.Message, text) {
 				return true, nil
 			}
 		}
