@@ -1,5 +1,5 @@
-// Command tidb-simulator answers the PD, TiKV, TiFlash, TiDB, TiCDC and TiProxy HTTP APIs of TiDB clusters whose pods run on
-// a control plane without real containers (kube-apiserver + KWOK): it watches the pods labelled
+// Command tidb-simulator answers the PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy and Pump HTTP APIs of TiDB clusters whose
+// pods run on a control plane without real containers (kube-apiserver + KWOK): it watches the pods labelled
 // app.kubernetes.io/managed-by=tidb-operator and simulates one TiDB cluster per TidbCluster instance.
 // Point the operator at it with HTTP_PROXY=http://<listen> NO_PROXY=127.0.0.1,localhost; see
 // docs/simulator.md.
@@ -56,6 +56,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.DurationVar(&f.timings.LeaderDrainTime, "leader-drain-time", fast.LeaderDrainTime, "an evict-leader scheduler moves all leaders off a store within this")
 	fs.DurationVar(&f.timings.LeaderReturnTime, "leader-return-time", fast.LeaderReturnTime, "balancing gives a store its share of leaders back within this")
 	fs.DurationVar(&f.timings.TiCDCDrainTime, "ticdc-drain-time", fast.TiCDCDrainTime, "a drained TiCDC capture's tables move to the other captures within this")
+	fs.DurationVar(&f.timings.PumpOfflineTime, "pump-offline-time", fast.PumpOfflineTime, "a Pump told to close registers offline and exits after this (while PD is reachable)")
 	fs.IntVar(&f.opts.TiCDCTables, "ticdc-tables", def.TiCDCTables, "tables the TiCDC captures of every simulated cluster replicate")
 	fs.IntVar(&f.opts.RegionCount, "regions", def.RegionCount, "regions of every simulated cluster")
 	fs.UintVar(&f.maxReplicas, "max-replicas", uint(def.MaxReplicas), "initial PD replication.max-replicas of every cluster")
@@ -91,6 +92,8 @@ func overrideSet(fs *flag.FlagSet, base, set simulator.Timings) simulator.Timing
 			base.LeaderReturnTime = set.LeaderReturnTime
 		case "ticdc-drain-time":
 			base.TiCDCDrainTime = set.TiCDCDrainTime
+		case "pump-offline-time":
+			base.PumpOfflineTime = set.PumpOfflineTime
 		}
 	})
 	return base

@@ -27,6 +27,7 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("DELETE "+cluster+"/captures/{pod}/unhealthy", s.podHealthHandler(ComponentTiCDC, false))
 	mux.HandleFunc("PUT "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, true))
 	mux.HandleFunc("DELETE "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, false))
+	mux.HandleFunc("PUT "+cluster+"/pump-nodes/{nodeID}/state", s.handleSetPumpNodeState)
 	mux.HandleFunc("PUT "+cluster+"/pd-unreachable", s.pdUnreachableHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/pd-unreachable", s.pdUnreachableHandler(false))
 	mux.HandleFunc("GET "+cluster+"/tiflash-replicas", s.handleListTiFlashReplicas)
@@ -64,7 +65,7 @@ func (s *Server) handleListClusters(w http.ResponseWriter, _ *http.Request) {
 			out = append(out, api.ClusterSummary{
 				Namespace: key.Namespace, Name: key.Name, ClusterID: c.id, Bootstrapped: c.bootstrapped,
 				Leader: c.leader, PDMembers: len(c.members), Stores: len(c.stores), TiDBServers: len(c.podsOf(ComponentTiDB)),
-				TiCDCCaptures: len(c.captures), TiProxyServers: len(c.podsOf(ComponentTiProxy)),
+				TiCDCCaptures: len(c.captures), TiProxyServers: len(c.podsOf(ComponentTiProxy)), PumpNodes: len(c.pumpNodes),
 			})
 		})
 	}
@@ -85,6 +86,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		PDUnreachable: c.pdUnreachable, Leader: c.leader, Members: []api.Member{}, Stores: []api.Store{},
 		TiDBServers: []api.TiDBServer{}, Schedulers: c.schedulerNames(), Faults: c.faultList(),
 		TiFlashReplicas: c.tiflashReplicaList(), Captures: c.captureList(), TiProxyServers: c.tiproxyList(),
+		PumpNodes: c.pumpList(),
 		Config: api.ClusterConfig{
 			MaxReplicas: c.replication.MaxReplicas, RegionCount: c.regionCount,
 			LocationLabels: append([]string{}, c.replication.LocationLabels...), EnablePlacementRules: c.replication.EnablePlacementRules,
@@ -249,6 +251,7 @@ func timingsJSON(t Timings) api.Timings {
 		MaxStoreDownTime: api.Duration(t.MaxStoreDownTime), StoreDisconnectTime: api.Duration(t.StoreDisconnectTime),
 		RegionMigrationTime: api.Duration(t.RegionMigrationTime), LeaderDrainTime: api.Duration(t.LeaderDrainTime),
 		LeaderReturnTime: api.Duration(t.LeaderReturnTime), TiCDCDrainTime: api.Duration(t.TiCDCDrainTime),
+		PumpOfflineTime: api.Duration(t.PumpOfflineTime),
 	}
 }
 
@@ -270,6 +273,7 @@ func (s *Server) handleSetTimings(w http.ResponseWriter, r *http.Request) {
 			{upd.MaxStoreDownTime, &t.MaxStoreDownTime}, {upd.StoreDisconnectTime, &t.StoreDisconnectTime},
 			{upd.RegionMigrationTime, &t.RegionMigrationTime}, {upd.LeaderDrainTime, &t.LeaderDrainTime},
 			{upd.LeaderReturnTime, &t.LeaderReturnTime}, {upd.TiCDCDrainTime, &t.TiCDCDrainTime},
+			{upd.PumpOfflineTime, &t.PumpOfflineTime},
 		} {
 			if f.in != nil {
 				*f.out = time.Duration(*f.in)

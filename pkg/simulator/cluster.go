@@ -17,8 +17,8 @@ type settings struct {
 }
 
 // Cluster is the simulated state of one TiDB cluster: PD members, TiKV and TiFlash stores, regions and
-// leaders, schedulers, configuration, TiFlash replica rules, TiCDC captures and tables, TiProxy health and
-// injected faults. Every method expects the Registry lock to be held.
+// leaders, schedulers, configuration, TiFlash replica rules, TiCDC captures and tables, TiProxy health, the
+// Pump registry and injected faults. Every method expects the Registry lock to be held.
 type Cluster struct {
 	key    ClusterKey
 	id     uint64
@@ -60,6 +60,8 @@ type Cluster struct {
 	ticdcUnassigned  int
 	cdcUnhealthy     map[string]bool
 	tiproxyUnhealthy map[string]bool
+	// pumpNodes is the Pump registry by node ID (see pump_nodes.go).
+	pumpNodes map[string]*pumpNode
 
 	faults        []*fault
 	nextFaultID   int
@@ -100,6 +102,7 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		ticdcUnassigned:  set.opts.TiCDCTables,
 		cdcUnhealthy:     map[string]bool{},
 		tiproxyUnhealthy: map[string]bool{},
+		pumpNodes:        map[string]*pumpNode{},
 	}
 	for _, name := range defaultSchedulers {
 		c.schedulers[name] = true
@@ -133,7 +136,8 @@ func (c *Cluster) advance(now time.Time) {
 
 // advanceBy runs one step of dt ending at now. The order matters: heartbeats first (so a store that was live
 // until now counts as live for the step), then PD leadership (stores and TiCDC captures register only with
-// a PD leader), then data and table movement, then the transition log.
+// a PD leader, Pumps register with PD reachable), then data and table movement and Pump heartbeats and
+// closing, then the transition log.
 func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
 	c.lastAdvance = now
 	for _, s := range c.stores {
@@ -145,9 +149,11 @@ func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
 	c.syncMembers()
 	c.registerStores(now)
 	c.syncCaptures()
+	c.syncPumps(now)
 	c.progressOffline(dt)
 	c.moveLeaders(dt)
 	c.moveTables(dt)
+	c.progressPumps(now, dt)
 	c.logTransitions(now)
 }
 

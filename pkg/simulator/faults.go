@@ -40,7 +40,7 @@ func validateFault(f api.Fault) error {
 		return fmt.Errorf("unknown fault kind %q (want %q, %q or %q)", f.Kind, api.FaultError, api.FaultLatency, api.FaultDrop)
 	}
 	if f.Component != "" && !simulatedComponents[Component(f.Component)] {
-		return fmt.Errorf("unknown component %q (want pd, tikv, tidb, tiflash, ticdc, tiproxy or empty)", f.Component)
+		return fmt.Errorf("unknown component %q (want pd, tikv, tidb, tiflash, ticdc, tiproxy, pump or empty)", f.Component)
 	}
 	if f.Times < 0 {
 		return fmt.Errorf("times must not be negative, got %d", f.Times)

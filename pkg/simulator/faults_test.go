@@ -217,7 +217,7 @@ func TestInvalidFaultsAreRejected(t *testing.T) {
 		{Kind: api.FaultError, Status: 404},
 		{Kind: api.FaultLatency},
 		{Kind: "explode"},
-		{Kind: api.FaultDrop, Component: "pump"},
+		{Kind: api.FaultDrop, Component: "drainer"},
 		{Kind: api.FaultDrop, PathPrefix: "pd/api"},
 		{Kind: api.FaultDrop, Times: -1},
 	} {

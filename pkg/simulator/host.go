@@ -31,6 +31,10 @@ const (
 	targetTiProxyService
 	// targetTiProxyPod is <pod>.<tc>-tiproxy-peer.<ns>…:3080: one TiProxy API endpoint.
 	targetTiProxyPod
+	// targetPumpService is <tc>-pump.<ns>…:8250 (Pump's headless Service): any Pump server.
+	targetPumpService
+	// targetPumpPod is <pod>.<tc>-pump.<ns>…:8250: one Pump server.
+	targetPumpPod
 )
 
 // Ports of the simulated endpoints.
@@ -41,6 +45,7 @@ const (
 	tiflashProxyStatusPort = "20292"
 	ticdcPort              = "8301"
 	tiproxyAPIPort         = "3080"
+	pumpPort               = "8250"
 )
 
 // target is a parsed simulated address.
@@ -68,6 +73,8 @@ func (t target) component() Component {
 		return ComponentTiCDC
 	case targetTiProxyService, targetTiProxyPod:
 		return ComponentTiProxy
+	case targetPumpService, targetPumpPod:
+		return ComponentPump
 	}
 	return ComponentPD
 }
@@ -85,7 +92,7 @@ var serviceSuffixes = []struct {
 }{
 	{"-tiproxy-peer", ComponentTiProxy}, {"-tiflash-peer", ComponentTiFlash}, {"-ticdc-peer", ComponentTiCDC},
 	{"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
-	{"-tiproxy", ComponentTiProxy}, {"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
+	{"-tiproxy", ComponentTiProxy}, {"-pump", ComponentPump}, {"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
 }
 
 // parseTarget resolves hostport, as a client inside the cluster would dial it, to a simulated endpoint.
@@ -111,7 +118,7 @@ func parseTarget(hostport, defaultPort string) (target, error) {
 		}
 	}
 	if comp == "" {
-		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash, TiDB, TiCDC or TiProxy service of a TidbCluster", hostport, svc)
+		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy or Pump service of a TidbCluster", hostport, svc)
 	}
 	t.key = ClusterKey{Namespace: ns, Name: tc}
 	kind, ok := targetKindOf(comp, pod != "", t.peerService(), port)
@@ -166,6 +173,10 @@ func targetKindOf(comp Component, perPod, peer bool, port string) (targetKind, b
 		return targetTiProxyService, true
 	case comp == ComponentTiProxy && port == tiproxyAPIPort && peer:
 		return targetTiProxyPod, true
+	case comp == ComponentPump && port == pumpPort && perPod:
+		return targetPumpPod, true
+	case comp == ComponentPump && port == pumpPort:
+		return targetPumpService, true
 	}
 	return 0, false
 }

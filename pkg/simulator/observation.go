@@ -16,12 +16,13 @@ const (
 	ComponentTiFlash Component = "tiflash"
 	ComponentTiCDC   Component = "ticdc"
 	ComponentTiProxy Component = "tiproxy"
+	ComponentPump    Component = "pump"
 )
 
 // simulatedComponents are the components whose pods the simulator watches.
 var simulatedComponents = map[Component]bool{
 	ComponentPD: true, ComponentTiKV: true, ComponentTiDB: true, ComponentTiFlash: true, ComponentTiCDC: true,
-	ComponentTiProxy: true,
+	ComponentTiProxy: true, ComponentPump: true,
 }
 
 // ClusterKey identifies a simulated cluster: the namespace and the `app.kubernetes.io/instance` label
@@ -54,7 +55,7 @@ type PodObservation struct {
 	UID string
 	// Restarts is the restart count of the component's container. Together with UID it tells one run of
 	// the process from the next, which matters for components whose identity is per process (a TiCDC
-	// capture ID).
+	// capture ID) and for a Pump whose process exited after going offline.
 	Restarts int32
 }
 

@@ -23,6 +23,10 @@ type Timings struct {
 	// TiCDCDrainTime: a drained TiCDC capture's tables move to the other captures within this, and
 	// balancing gives a capture its share of tables within this.
 	TiCDCDrainTime time.Duration
+	// PumpOfflineTime: a Pump told to close (`PUT /state/{nodeID}/close`) waits this long, while PD is
+	// reachable, before it registers offline and its process exits (real Pump writes a fake binlog and
+	// waits for the drainers to consume it).
+	PumpOfflineTime time.Duration
 }
 
 // FastTimings are the defaults, chosen so that tests see every transition within seconds.
@@ -34,6 +38,7 @@ func FastTimings() Timings {
 		LeaderDrainTime:     2 * time.Second,
 		LeaderReturnTime:    2 * time.Second,
 		TiCDCDrainTime:      2 * time.Second,
+		PumpOfflineTime:     2 * time.Second,
 	}
 }
 
@@ -47,6 +52,7 @@ func RealisticTimings() Timings {
 		LeaderDrainTime:     time.Minute,
 		LeaderReturnTime:    time.Minute,
 		TiCDCDrainTime:      time.Minute,
+		PumpOfflineTime:     10 * time.Second,
 	}
 }
 
@@ -59,6 +65,7 @@ func (t Timings) Validate() error {
 		{"max-store-down-time", t.MaxStoreDownTime}, {"store-disconnect-time", t.StoreDisconnectTime},
 		{"region-migration-time", t.RegionMigrationTime}, {"leader-drain-time", t.LeaderDrainTime},
 		{"leader-return-time", t.LeaderReturnTime}, {"ticdc-drain-time", t.TiCDCDrainTime},
+		{"pump-offline-time", t.PumpOfflineTime},
 	} {
 		if f.d < 0 {
 			return fmt.Errorf("%s must not be negative, got %v", f.name, f.d)

@@ -14,7 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 )
 
-// Server answers the simulated PD, TiKV, TiFlash, TiDB, TiCDC and TiProxy HTTP APIs and the admin API. It is an http.Handler for:
+// Server answers the simulated PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy and Pump HTTP APIs and the admin API. It is an http.Handler for:
 //   - proxy requests in absolute form (`GET http://basic-pd.ns:2379/pd/api/v1/members`), dispatched on
 //     the URL's host and port, which is how clients with HTTP_PROXY pointing here reach it;
 //   - plain requests whose Host header is a simulated address (extra --listen addresses, curl --resolve);
@@ -33,7 +33,9 @@ type Server struct {
 	// ticdc serves TiCDC's port 8301, tiproxy TiProxy's API port 3080.
 	ticdc   http.Handler
 	tiproxy http.Handler
-	admin   *http.ServeMux
+	// pump serves Pump's port 8250.
+	pump  http.Handler
+	admin *http.ServeMux
 }
 
 // NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
@@ -45,6 +47,7 @@ func NewServer(reg *Registry, clk clock.Clock, log klog.Logger) *Server {
 	s.tiflash = s.tiflashRoutes()
 	s.ticdc = s.ticdcRoutes()
 	s.tiproxy = s.tiproxyRoutes()
+	s.pump = s.pumpRoutes()
 	s.admin = s.adminRoutes()
 	return s
 }
@@ -155,6 +158,8 @@ func (s *Server) muxFor(t target) http.Handler {
 		return s.ticdc
 	case ComponentTiProxy:
 		return s.tiproxy
+	case ComponentPump:
+		return s.pump
 	}
 	return s.pd
 }
@@ -189,6 +194,13 @@ func (c *Cluster) resolve(t target) (target, string) {
 			}
 		}
 		return t, "no endpoints available for service " + t.service
+	case targetPumpPod:
+		// A Pump pod whose process exited (offline, paused) or has not started (no PD) listens on nothing.
+		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentPump || !p.Running || c.servingPump(t.pod) == nil {
+			return t, refused
+		}
+	case targetPumpService:
+		return c.pickPump(t)
 	case targetTiDBPod:
 		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentTiDB || !p.Running || !p.Ready {
 			return t, refused
@@ -222,6 +234,37 @@ func (c *Cluster) pickPD(t target) (target, string) {
 			t.pod = m.name
 			return t, ""
 		}
+	}
+	return t, "no endpoints available for service " + t.service
+}
+
+// pickPump chooses the pump that serves the headless `<tc>-pump` Service address: a serving pump that is
+// online by its own account, else any serving one (a client picks among the Service's addresses; a pump
+// being closed answers /status with an error, so tests get the useful one). Without a Running Pump pod the
+// Service has no endpoints; with only pumps that do not serve, the connection is refused.
+func (c *Cluster) pickPump(t target) (target, string) {
+	running, fallback := false, ""
+	for _, p := range c.podsOf(ComponentPump) {
+		if !p.Running {
+			continue
+		}
+		running = true
+		n := c.servingPump(p.Name)
+		switch {
+		case n == nil:
+		case n.proc.state == pumpOnline:
+			t.pod = p.Name
+			return t, ""
+		case fallback == "":
+			fallback = p.Name
+		}
+	}
+	switch {
+	case fallback != "":
+		t.pod = fallback
+		return t, ""
+	case running:
+		return t, "connection refused"
 	}
 	return t, "no endpoints available for service " + t.service
 }

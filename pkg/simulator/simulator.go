@@ -1,9 +1,10 @@
-// Package simulator simulates the PD, TiKV, TiFlash, TiDB, TiCDC and TiProxy HTTP APIs the operator uses, for
-// TiDB clusters whose pods run on a control plane without real containers (kube-apiserver + KWOK). Pods are
-// the source of truth: every Running PD pod is a PD member, every Running TiKV or TiFlash pod a store, every
-// TiDB pod a server, every Running TiCDC pod a capture, every Running TiProxy pod a proxy; their readiness
-// drives health, and a state machine on an injectable clock moves stores through Disconnected, Down, Offline
-// and Tombstone, leaders between stores and TiCDC tables between captures. Clients reach it as an HTTP proxy
+// Package simulator simulates the PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy and Pump HTTP APIs the operator
+// uses, for TiDB clusters whose pods run on a control plane without real containers (kube-apiserver +
+// KWOK). Pods are the source of truth: every Running PD pod is a PD member, every Running TiKV or TiFlash
+// pod a store, every TiDB pod a server, every Running TiCDC pod a capture, every Running TiProxy pod a
+// proxy, every Running Pump pod a node of the binlog registry; their readiness drives health, and a state
+// machine on an injectable clock moves stores through Disconnected, Down, Offline and Tombstone, leaders
+// between stores, TiCDC tables between captures and Pump nodes offline. Clients reach it as an HTTP proxy
 // (HTTP_PROXY), through extra listen addresses, and tests drive faults through the admin API under /sim/v1.
 //
 // The package shares only JSON types (pkg/pdapi) with the operator, never its logic, so that a bug in the

@@ -178,9 +178,11 @@ func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Comp
 }
 
 // hasDataIdentity reports whether the component's identity is its data PVC. A TiCDC capture is one run of
-// the process (its capture ID is new on every start) and TiProxy keeps no state the simulator follows, so
-// their pods never wait for a PVC.
-func hasDataIdentity(comp Component) bool { return comp != ComponentTiCDC && comp != ComponentTiProxy }
+// the process (its capture ID is new on every start), TiProxy keeps no state the simulator follows and a
+// Pump node ID is the pod's hostname and port whatever its data, so their pods never wait for a PVC.
+func hasDataIdentity(comp Component) bool {
+	return comp != ComponentTiCDC && comp != ComponentTiProxy && comp != ComponentPump
+}
 
 // dataClaimName is the PVC holding the component's data: <comp>-<pod> as the operator's volumeClaimTemplate
 // names it (data0-<pod> for TiFlash, whose first storage claim is data0), else the first PVC the pod

@@ -23,9 +23,11 @@ type ClusterSummary struct {
 	PDMembers    int    `json:"pdMembers"`
 	Stores       int    `json:"stores"`
 	TiDBServers  int    `json:"tidbServers"`
-	// TiCDCCaptures counts the registered TiCDC captures, TiProxyServers the TiProxy pods.
+	// TiCDCCaptures counts the registered TiCDC captures, TiProxyServers the TiProxy pods, PumpNodes the
+	// entries of the Pump registry.
 	TiCDCCaptures  int `json:"ticdcCaptures"`
 	TiProxyServers int `json:"tiproxyServers"`
+	PumpNodes      int `json:"pumpNodes"`
 }
 
 // ClusterState is `GET /sim/v1/clusters/{namespace}/{name}`: everything the simulator holds for one cluster.
@@ -48,6 +50,8 @@ type ClusterState struct {
 	Captures []Capture `json:"captures"`
 	// TiProxyServers are the TiProxy pods.
 	TiProxyServers []TiProxyServer `json:"tiproxyServers"`
+	// PumpNodes are the entries of the Pump registry, by node ID.
+	PumpNodes []PumpNode `json:"pumpNodes"`
 }
 
 // Member is a simulated PD member.
@@ -110,6 +114,30 @@ type TiProxyServer struct {
 	ForcedUnhealthy bool   `json:"forcedUnhealthy"`
 }
 
+// PumpNode is one entry of the Pump (TiDB binlog) registry that PD's etcd holds, plus what the simulator
+// knows of the pod's Pump process. Entries are never removed: a pump whose pod is gone keeps its last state.
+type PumpNode struct {
+	// PodName is the pod that registered the node; NodeID is `<pod>:8250`, Host the advertised address.
+	PodName string `json:"podName"`
+	NodeID  string `json:"nodeID"`
+	Host    string `json:"host"`
+	// State is the registry's: online, pausing, paused, closing or offline.
+	State       string `json:"state"`
+	MaxCommitTS int64  `json:"maxCommitTS"`
+	UpdateTS    int64  `json:"updateTS"`
+	// Serving is set while the pod's Pump process answers on port 8250.
+	Serving bool `json:"serving"`
+	// ProcessState is the serving process's own state (online, or closing after a close request: the
+	// registry says online until the pump is offline); empty when it does not serve.
+	ProcessState string `json:"processState,omitempty"`
+}
+
+// PumpNodeStateUpdate is the body of `PUT /sim/v1/clusters/{namespace}/{name}/pump-nodes/{nodeID}/state`:
+// the registry state to write, as `binlogctl -cmd update-pump -state <state>` does.
+type PumpNodeStateUpdate struct {
+	State string `json:"state"`
+}
+
 // ClusterConfig is the per-cluster configuration the simulator uses.
 type ClusterConfig struct {
 	MaxReplicas          uint64   `json:"maxReplicas"`
@@ -157,9 +185,9 @@ const (
 
 // Fault is a rule injected into one cluster's simulated APIs (`POST /sim/v1/clusters/{ns}/{name}/faults`).
 // It matches requests whose method equals Method (any if empty), whose path starts with PathPrefix (any if
-// empty) and whose component is Component (pd, tikv, tidb, tiflash, ticdc or tiproxy; any if empty). Times > 0
-// limits how many requests it hits before it expires; 0 keeps it until deleted. ID and Hits are set by the
-// simulator.
+// empty) and whose component is Component (pd, tikv, tidb, tiflash, ticdc, tiproxy or pump; any if
+// empty). Times > 0 limits how many requests it hits before it expires; 0 keeps it until deleted. ID and
+// Hits are set by the simulator.
 type Fault struct {
 	ID         string    `json:"id,omitempty"`
 	Kind       FaultKind `json:"kind"`
@@ -188,6 +216,9 @@ type Timings struct {
 	// TiCDCDrainTime is how long a drained TiCDC capture's tables take to move to the other captures (and
 	// balancing to give a capture its share of tables).
 	TiCDCDrainTime Duration `json:"ticdcDrainTime"`
+	// PumpOfflineTime is how long a Pump told to close takes, while PD is reachable, to register offline
+	// and exit.
+	PumpOfflineTime Duration `json:"pumpOfflineTime"`
 }
 
 // TimingsUpdate is the body of `PUT /sim/v1/timings`; nil fields are kept.
@@ -198,6 +229,7 @@ type TimingsUpdate struct {
 	LeaderDrainTime     *Duration `json:"leaderDrainTime,omitempty"`
 	LeaderReturnTime    *Duration `json:"leaderReturnTime,omitempty"`
 	TiCDCDrainTime      *Duration `json:"ticdcDrainTime,omitempty"`
+	PumpOfflineTime     *Duration `json:"pumpOfflineTime,omitempty"`
 }
 
 // Error is the body of every admin API error answer.

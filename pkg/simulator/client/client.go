@@ -44,7 +44,8 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("simulator admin API: %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
 }
 
-// IsNotFound reports whether err is a 404 from the simulator (unknown cluster, member, store or fault).
+// IsNotFound reports whether err is a 404 from the simulator (unknown cluster, member, store, pod, Pump
+// node or fault).
 func IsNotFound(err error) bool {
 	var se *StatusError
 	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
@@ -96,6 +97,18 @@ func (c *Client) SetCaptureUnhealthy(ctx context.Context, namespace, name, pod s
 // ready"), or clears the mark; 404 when the cluster has no TiProxy pod of that name.
 func (c *Client) SetTiProxyUnhealthy(ctx context.Context, namespace, name, pod string, unhealthy bool) error {
 	return c.do(ctx, putOrDelete(unhealthy), clusterPath(namespace, name, "/tiproxy-servers/"+url.PathEscape(pod)+"/unhealthy"), nil, nil)
+}
+
+// SetPumpNodeState writes the Pump registry state of node nodeID (`<pod>:8250`) as `binlogctl -cmd
+// update-pump -state <state>` does, and returns the entry; a serving online pump writes its own state back
+// with its next heartbeat. A 404 StatusError when the registry has no such node, 400 for an unknown state.
+func (c *Client) SetPumpNodeState(ctx context.Context, namespace, name, nodeID, state string) (*api.PumpNode, error) {
+	var out api.PumpNode
+	path := clusterPath(namespace, name, "/pump-nodes/"+url.PathEscape(nodeID)+"/state")
+	if err := c.do(ctx, http.MethodPut, path, api.PumpNodeStateUpdate{State: state}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // SetPDUnreachable makes every PD address of the cluster refuse connections, or restores them.
