@@ -115,6 +115,24 @@ type ConfigReloader interface {
 	ReloadsConfig() bool
 }
 
+// NoPartition components (Pump) roll their pods with the StatefulSet
+// controller's plain RollingUpdate, as the TiDB Operator does for them: the
+// skeleton keeps the partition at 0, so a new template restarts every pod,
+// highest ordinal first, each once the one before is Ready again. The new
+// template is still applied only when the planner would restart a pod, so
+// UpgradeBlockers hold the rollout back until it starts; once applied, the
+// rollout is the StatefulSet controller's. Without it (or when it returns
+// false) the skeleton moves the partition and restarts one pod per step.
+type NoPartition interface {
+	NoPartition() bool
+}
+
+// partitioned reports whether the skeleton moves comp's partition.
+func partitioned(comp Component) bool {
+	n, ok := comp.(NoPartition)
+	return !ok || !n.NoPartition()
+}
+
 // configStrategy is the component's effective configUpdateStrategy.
 func configStrategy(tc *v1alpha1.TidbCluster, comp Component) v1alpha1.ConfigUpdateStrategy {
 	if r, ok := comp.(ConfigReloader); ok && r.ReloadsConfig() {

@@ -88,8 +88,8 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 			}
 		}
 	}
-	setReplicas(st.desired, action.Replicas)
-	if ru := st.desired.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+	setReplicas(st.desired, action.Replicas, partitioned(m.comp))
+	if ru := st.desired.Spec.UpdateStrategy.RollingUpdate; ru != nil && partitioned(m.comp) {
 		p := action.Partition
 		ru.Partition = &p
 	}
@@ -115,7 +115,11 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 		c.Force = f.ForceUpgrade(tc)
 	}
 	health, _ := m.comp.(HealthChecker)
-	if ru := live.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+	// Unpartitioned, the planner sees every old pod as not yet restarting
+	// (partition = replicas): its one restart applies the template, and the
+	// StatefulSet controller then restarts the pods, the planner waiting on
+	// each as it would.
+	if ru := live.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil && partitioned(m.comp) {
 		c.Partition = *ru.Partition
 	}
 	for o := int32(0); o < replicas; o++ {

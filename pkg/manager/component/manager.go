@@ -190,7 +190,7 @@ func (m *Manager) build(_ context.Context, st *syncState) error {
 	if st.live != nil && st.live.Spec.Replicas != nil {
 		replicas = *st.live.Spec.Replicas // the scale step decides changes
 	}
-	setReplicas(desired, replicas)
+	setReplicas(desired, replicas, partitioned(m.comp))
 	st.desired = desired
 	return annotateTemplateHash(desired)
 }
@@ -206,7 +206,7 @@ func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
 			return err
 		}
 	}
-	setReplicas(st.desired, m.comp.Replicas(st.tc))
+	setReplicas(st.desired, m.comp.Replicas(st.tc), partitioned(m.comp))
 	if _, err := m.writer.StatefulSet(ctx, st.tc, st.desired); err != nil {
 		return err
 	}
@@ -220,13 +220,18 @@ func (m *Manager) apply(ctx context.Context, st *syncState) error {
 
 // setReplicas sets replicas and a RollingUpdate partition equal to them, so
 // that applying a new template restarts no pod until the upgrade step
-// lowers the partition.
-func setReplicas(sts *appsv1.StatefulSet, replicas int32) {
+// lowers the partition. Unpartitioned (a NoPartition component) it sets
+// partition 0, which is what the API server defaults a plain RollingUpdate
+// to, so that the live object compares equal.
+func setReplicas(sts *appsv1.StatefulSet, replicas int32, partitioned bool) {
 	sts.Spec.Replicas = &replicas
 	if sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
 		return
 	}
 	p := replicas
+	if !partitioned {
+		p = 0
+	}
 	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{
 		Type:          appsv1.RollingUpdateStatefulSetStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: &p},

@@ -39,7 +39,7 @@ func Desired(tc *v1alpha1.TidbCluster, comp Component) ([]metav1.Object, error) 
 	if err != nil {
 		return nil, err
 	}
-	setReplicas(sts, comp.Replicas(tc))
+	setReplicas(sts, comp.Replicas(tc), partitioned(comp))
 	return append(out, sts), nil
 }
 
