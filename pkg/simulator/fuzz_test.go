@@ -89,6 +89,11 @@ func TestMalformedAdminRequestsAreRefused(t *testing.T) {
 		{"PUT", "/sim/v1/clusters/default/basic/config", `{"ticdcTables": -1}`},
 		{"PUT", "/sim/v1/clusters/default/basic/captures/basic-ticdc-9/unhealthy", ""},
 		{"DELETE", "/sim/v1/clusters/default/basic/tiproxy-servers/basic-pd-0/unhealthy", ""},
+		{"PUT", "/sim/v1/timings", `{"pumpOfflineTime": "-1s"}`},
+		{"PUT", "/sim/v1/clusters/default/basic/pump-nodes/basic-pump-9:8250/state", `{"state": "offline"}`},
+		{"PUT", "/sim/v1/clusters/default/basic/pump-nodes/basic-pump-0:8250/state", `{"state": "Offline"}`},
+		{"PUT", "/sim/v1/clusters/default/basic/pump-nodes/basic-pump-0:8250/state", `{"state": 1}`},
+		{"PUT", "/sim/v1/clusters/nope/basic/pump-nodes/basic-pump-0:8250/state", `{"state": "offline"}`},
 		{"GET", "/sim/v1/clusters/default", ""},
 		{"GET", "/sim/v1/nope", ""},
 		{"DELETE", "/sim/v1/clusters/nope/nope/faults", ""},
@@ -150,6 +155,8 @@ func FuzzServe(f *testing.F) {
 		{"PUT", "http://basic-ticdc-0.basic-ticdc-peer.default:8301/api/v1/captures/drain", `{"capture_id":"x"}`},
 		{"POST", "http://basic-ticdc-peer.default:8301/api/v1/owner/resign", ""},
 		{"GET", "http://basic-tiproxy.default:3080/api/debug/health", ""},
+		{"PUT", "http://basic-pump-0.basic-pump.default:8250/state/basic-pump-0:8250/close", ""},
+		{"GET", "http://basic-pump.default:8250/status", ""},
 		{"POST", "http://x/sim/v1/clusters/default/basic/faults", `{"kind":"drop"}`},
 		{"CONNECT", "http://basic-pd.default:2379", ""},
 	}
@@ -161,6 +168,7 @@ func FuzzServe(f *testing.F) {
 		h.bootstrap(1, 1, 1)
 		h.addPods(ComponentTiCDC, 2)
 		h.addPods(ComponentTiProxy, 1)
+		h.addPods(ComponentPump, 2)
 		u, err := url.Parse(rawURL)
 		if err != nil || method == "" {
 			return
