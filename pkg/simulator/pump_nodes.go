@@ -9,8 +9,8 @@ import (
 // pkg/node):
 //   - the registry is PD's etcd (`/tidb-binlog/v1/pumps/<nodeID>`): one entry per node ID holding the
 //     node's host, state, max commit TS and update TS. Nothing ever deletes an entry; a pump that crashes
-//     or whose pod is deleted leaves it as it was (online), and Pump pods' start script is not assumed to
-//     forward SIGTERM (see docs/simulator.md);
+//     or whose pod is deleted leaves it as it was (online): the start script is assumed not to hand
+//     SIGTERM to Pump, which would close and write paused (see docs/simulator.md);
 //   - the node ID is `<hostname>:<port of the listen address>`, kept in the data dir's .node file; a pod's
 //     hostname is its name, so it is `<pod>:8250` for every run and every PVC of the pod;
 //   - every run of a Pump pod's process (pod UID plus restarts of its `pump` container) starts once PD is
