@@ -116,7 +116,7 @@ func validateComponent(c component) field.ErrorList {
 
 // validateComponentSpecifics runs the checks of single components: TiKV's
 // evict-leader timeout, TiFlash's data disks and config, TiProxy's TLS and
-// config, TiCDC's sink TLS Secrets and flag items, and the TiDB Service ports.
+// config, TiCDC's sink TLS Secrets and flag items, Pump's config, and the TiDB Service ports.
 func validateComponentSpecifics(s *v1alpha1.TidbClusterSpec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if kv := s.TiKV; kv != nil && kv.EvictLeaderTimeout != nil {
@@ -130,6 +130,9 @@ func validateComponentSpecifics(s *v1alpha1.TidbClusterSpec, spec *field.Path) f
 	}
 	if cdc := s.TiCDC; cdc != nil {
 		errs = append(errs, validateTiCDC(cdc, spec.Child("ticdc"))...)
+	}
+	if p := s.Pump; p != nil {
+		errs = append(errs, validatePump(p, spec.Child("pump"))...)
 	}
 	if db := s.TiDB; db != nil && db.Service != nil {
 		errs = append(errs, validateTiDBService(db.Service, spec.Child("tidb", "service"))...)
