@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/kubetidb/tidb-operator/pkg/podhttp"
 )
 
 // ErrNoPump is returned (joined with each pump's error) by GetRegistry when no pump was asked.
@@ -30,4 +32,11 @@ func GetRegistry(ctx context.Context, c Client, namespace, tcName string, pods [
 		}
 	}
 	return nil, "", fmt.Errorf("no pump served the binlog registry: %w", errors.Join(errs...))
+}
+
+// Unreachable reports whether err says that no answer came from the pump (refused connection, timeout,
+// reset): its process is not serving.
+func Unreachable(err error) bool {
+	var unreachable *podhttp.UnreachableError
+	return errors.As(err, &unreachable)
 }
