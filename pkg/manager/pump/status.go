@@ -26,7 +26,7 @@ func ClientOptions(tc *v1alpha1.TidbCluster) pumpapi.Options {
 // ones included, ordered by node ID. The registry is asked of the pumps of the StatefulSet in turn,
 // Ready ones first, until one serves it. When none does, the members are kept as last read (the
 // registry itself keeps a crashed pump's last state too) and the error is returned, to be logged:
-// a pump being down never fails the sync.
+// a pump being down never fails the sync. Without a pod there is nothing to ask and nothing to log.
 func (c *Component) observeMembers(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
 	replicas := int32(0)
 	if sts.Spec.Replicas != nil {
@@ -35,6 +35,9 @@ func (c *Component) observeMembers(ctx context.Context, tc *v1alpha1.TidbCluster
 	pods, err := c.askOrder(tc, replicas, -1)
 	if err != nil {
 		return err
+	}
+	if len(pods) == 0 {
+		return nil // no pump to ask (scaled to zero, or no pod yet): the members stay as last read
 	}
 	registry, _, err := pumpapi.GetRegistry(ctx, c.pump, tc.Namespace, tc.Name, pods, ClientOptions(tc))
 	if err != nil {

@@ -60,6 +60,9 @@ func TestObserveMembers(t *testing.T) {
 	if diff := cmp.Diff(want, f.tc.Status.Pump.Members); diff != "" {
 		t.Errorf("members kept (-want +got):\n%s", diff)
 	}
+	if err := f.comp.Observe(ctx, f.tc, stsOf(0)); err != nil || len(f.tc.Status.Pump.Members) != 4 {
+		t.Errorf("scaled to zero: %v, members %v; want them kept and nothing to log", err, f.tc.Status.Pump.Members)
+	}
 	if err := f.comp.Observe(ctx, f.tc, nil); err != nil || f.tc.Status.Pump.Members != nil {
 		t.Errorf("before the StatefulSet: %v, members %v", err, f.tc.Status.Pump.Members)
 	}
