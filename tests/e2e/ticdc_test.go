@@ -39,7 +39,7 @@ func readyCaptures(tc *v1alpha1.TidbCluster) int {
 // Ready with 3 captures; a scale-in drains the removed capture before its
 // pod goes, with the operator killed in the middle of the drain and a new
 // one finishing the same wait; a rolling upgrade resigns the owner before
-// its pod restarts and drains every capture.
+// its pod restarts and never takes two captures down at once; a scale-out.
 func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
@@ -86,14 +86,23 @@ func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := f.ownerPod(t)
+	most := f.watchMostDown(t, "ticdc", 2)
 	f.patch(t, "ticdc", `{"version":"v8.5.1"}`)
 	f.waitReady(t, "every capture runs v8.5.1", func(tc *v1alpha1.TidbCluster) bool {
 		return strings.HasSuffix(tc.Status.TiCDC.Image, ":v8.5.1") && readyCaptures(tc) == 2 && f.podsRun(t, "ticdc", "v8.5.1", 2)
 	})
+	if down, at := most(); down > 1 {
+		t.Errorf("%d captures were down at once during the rollout (%s)", down, at)
+	}
 	if owner == "" {
 		t.Fatal("no capture was the owner before the upgrade")
 	}
 	waitEvent(t, env, corev1.EventTypeNormal, ticdc.ReasonOwnerResigned, owner)
+
+	f.patch(t, "ticdc", `{"replicas":3}`)
+	f.waitReady(t, "scaled out to 3 ready captures", func(tc *v1alpha1.TidbCluster) bool {
+		return readyCaptures(tc) == 3 && tc.Status.TiCDC.StatefulSet.Replicas == 3
+	})
 }
 
 // ownerPod returns the pod of the owner capture, as the simulator has it.

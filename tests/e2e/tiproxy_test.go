@@ -9,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
@@ -31,12 +33,13 @@ func healthyTiProxy(tc *v1alpha1.TidbCluster) int {
 
 // TestTiProxyScaleAndRollOneAtATime runs examples/tiproxy: Ready with two
 // healthy proxies; 2→3→2; a version upgrade that never has two proxies down
-// at once and ends with every pod on the new version.
+// at once and ends with every pod on the new version; a second upgrade with
+// min-ready-seconds across an operator restart.
 func TestTiProxyScaleAndRollOneAtATime(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "tiproxy"}
-	operator.StartManager(t, env.Namespace, nil)
+	first := operator.StartManager(t, env.Namespace, nil)
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "tiproxy", "tidb-cluster.yaml"), env.Namespace)
 	f.waitReady(t, "examples/tiproxy is Ready with 2 healthy proxies", func(tc *v1alpha1.TidbCluster) bool {
 		return healthyTiProxy(tc) == 2
@@ -59,6 +62,49 @@ func TestTiProxyScaleAndRollOneAtATime(t *testing.T) {
 	})
 	if down, at := most(); down > 1 {
 		t.Errorf("%d proxies were down at once during the rollout (%s)", down, at)
+	}
+	f.rollAcrossAnOperatorRestart(t, first)
+}
+
+// rollAcrossAnOperatorRestart upgrades with min-ready-seconds 8 and kills
+// the operator while the rollout waits on the first restarted proxy; the
+// next operator must still hold the second restart until the first proxy
+// has been Ready for 8 s.
+func (f *clusterFixture) rollAcrossAnOperatorRestart(t *testing.T, first *operator.Manager) {
+	t.Helper()
+	env := f.env
+	body := []byte(`{"metadata":{"annotations":{"` + label.AnnTiProxyMinReadySeconds + `":"8"}},"spec":{"tiproxy":{"version":"v1.3.2"}}}`)
+	if _, err := f.pc.PingcapV1alpha1().TidbClusters(env.Namespace).Patch(env.Ctx, f.name, "application/merge-patch+json", body, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, env.Ctx, readyTimeout, "tiproxy-tiproxy-1 restarted on v1.3.2 and Ready", func(ctx context.Context) (bool, error) {
+		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, "tiproxy-tiproxy-1", metav1.GetOptions{})
+		return err == nil && p.DeletionTimestamp == nil && podRunsTag(*p, "tiproxy", "v1.3.2") && podIsReady(p.Status.Conditions), nil
+	})
+	if err := first.Stop(); err != nil {
+		t.Fatalf("stop the operator: %v", err)
+	}
+	operator.StartManager(t, env.Namespace, nil)
+	f.waitReady(t, "the next operator finished the rollout", func(tc *v1alpha1.TidbCluster) bool {
+		return healthyTiProxy(tc) == 2 && f.podsRun(t, "tiproxy", "v1.3.2", 2)
+	})
+	p1, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, "tiproxy-tiproxy-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, "tiproxy-tiproxy-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready1 metav1.Time
+	for _, c := range p1.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready1 = c.LastTransitionTime
+		}
+	}
+	// Times are in whole seconds: allow one.
+	if gap := p0.CreationTimestamp.Sub(ready1.Time); gap < 7*time.Second {
+		t.Errorf("tiproxy-tiproxy-0 restarted %s after tiproxy-tiproxy-1 became Ready, want at least 8s", gap)
 	}
 }
 
