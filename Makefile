@@ -50,7 +50,7 @@ faults: build
 FUZZTIME ?= 2m
 FUZZ_TARGETS ?= ./pkg/apis/pingcap/v1alpha1:FuzzDecode ./pkg/apis/pingcap/v1alpha1/defaulting:FuzzDefaulting \
 	./pkg/apis/pingcap/v1alpha1/validation:FuzzValidate ./pkg/manager/pd:FuzzBuild ./pkg/manager/tikv:FuzzBuild \
-	./pkg/manager/tidb:FuzzBuild ./pkg/manager/tiflash:FuzzBuild ./pkg/manager/tiproxy:FuzzBuild ./pkg/manager/ticdc:FuzzBuild \
+	./pkg/manager/tidb:FuzzBuild ./pkg/manager/tiflash:FuzzBuild ./pkg/manager/tiproxy:FuzzBuild ./pkg/manager/ticdc:FuzzBuild ./pkg/manager/pump:FuzzBuild \
 	./pkg/manager/discovery:FuzzBuild ./cmd/controller-manager/app:FuzzRender
 .PHONY: fuzz
 fuzz:

@@ -8,6 +8,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pump"
 	"github.com/kubetidb/tidb-operator/pkg/manager/reclaim"
 	"github.com/kubetidb/tidb-operator/pkg/manager/ticdc"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
@@ -36,6 +37,7 @@ var registry = []func(*component.Env) component.Member{
 	stateful(tiproxy.New),
 	stateful(tiflash.New),
 	stateful(tikv.New),
+	stateful(pump.New),
 	stateful(tidb.New),
 	stateful(ticdc.New),
 	plain(reclaim.NewCleaner),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pump"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
@@ -74,7 +75,8 @@ func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
 	return &tc.Status.TiDB.ComponentStatus
 }
 
-// Gate waits for TiKV to be available (tikv.Available); a cluster without
+// Gate waits for TiKV to be available (tikv.Available) and, with spec.pump,
+// for an online pump (pump.Available); a cluster without
 // spec.tikv uses another cluster's TiKV and does not wait. A cluster being
 // restored from volume snapshots (spec.recoveryMode) starts no TiDB, because
 // SQL traffic would write into the data being restored.
@@ -83,6 +85,9 @@ func (c *Component) Gate(tc *v1alpha1.TidbCluster) string {
 		return "the cluster is in recovery mode"
 	}
 	if ok, reason := tikv.Available(tc); !ok {
+		return reason
+	}
+	if ok, reason := pump.Available(tc); !ok {
 		return reason
 	}
 	return ""
