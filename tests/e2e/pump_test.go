@@ -37,7 +37,8 @@ func onlinePumps(tc *v1alpha1.TidbCluster) int {
 // TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart runs
 // examples/binlog: TiDB starts once a pump is online; a scale-in takes the
 // pump offline before its pod goes, with the operator killed while the pump
-// is closing and a new one finishing; a version upgrade rolls the pumps.
+// is closing and a new one finishing; a version upgrade; a scale-out whose
+// new pump (the reused ordinal) registers online again.
 func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
@@ -76,6 +77,11 @@ func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
 	f.patch(t, "pump", `{"version":"v8.5.1"}`)
 	f.waitReady(t, "the pump runs v8.5.1", func(tc *v1alpha1.TidbCluster) bool {
 		return strings.HasSuffix(tc.Status.Pump.Image, ":v8.5.1") && onlinePumps(tc) == 1 && f.podsRun(t, "pump", "v8.5.1", 1)
+	})
+
+	f.patch(t, "pump", `{"replicas":2}`)
+	f.waitReady(t, "scaled out to 2 online pumps again", func(tc *v1alpha1.TidbCluster) bool {
+		return onlinePumps(tc) == 2 && tc.Status.Pump.StatefulSet.Replicas == 2
 	})
 }
 
