@@ -3,12 +3,8 @@ package ticdc
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
-
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
-	"github.com/kubetidb/tidb-operator/tests/badinput/fuzzbuild"
+	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
 )
 
 // ticdcSeeds are clusters with TiCDC, since few examples have one: the golden cases and odd ones (a
@@ -31,47 +27,12 @@ var ticdcSeeds = []string{
 // runs) from every mutated example, corpus or TiCDC seed cluster that is valid after defaulting, and
 // asserts that building never panics, never changes the cluster and is deterministic.
 func FuzzBuild(f *testing.F) {
-	fuzzbuild.AddSeeds(f)
-	for _, manifest := range ticdcSeeds {
-		doc, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(doc, uint16(0), "", int64(0))
-		for p := uint16(1); p <= 8; p++ {
-			f.Add(doc, p*89, "gc-ttl'$", int64(1)<<33+int64(p))
-		}
-	}
-	f.Fuzz(func(t *testing.T, doc []byte, sel uint16, s string, n int64) {
-		tc := fuzzbuild.Cluster(doc, sel, s, n)
-		if tc == nil || tc.Spec.TiCDC == nil {
-			return
-		}
-		fuzzbuild.Check(t, tc, buildObjects)
-	})
+	golden.FuzzBuild(f, New(&component.Env{}), ticdcSeeds, "gc-ttl'$")
 }
 
 // TestFuzzSeedsReachTheBuilders checks that every TiCDC seed is a valid cluster with TiCDC as is, so
 // that the fuzzer starts inside the builders.
 func TestFuzzSeedsReachTheBuilders(t *testing.T) {
 	t.Parallel()
-	for i, manifest := range ticdcSeeds {
-		doc, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc := fuzzbuild.Cluster(doc, 0, "", 0)
-		if tc == nil || tc.Spec.TiCDC == nil {
-			t.Errorf("seed %d is invalid or has no TiCDC", i)
-			continue
-		}
-		if _, err := buildObjects(tc); err != nil {
-			t.Errorf("seed %d: %v", i, err)
-		}
-	}
-}
-
-// buildObjects builds TiCDC's objects as the skeleton would, in write order.
-func buildObjects(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
-	return component.Desired(tc, New(&component.Env{}))
+	golden.SeedsReachBuilders(t, New(&component.Env{}), ticdcSeeds)
 }

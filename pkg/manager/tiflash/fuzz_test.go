@@ -5,12 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
 	"github.com/kubetidb/tidb-operator/pkg/names"
-	"github.com/kubetidb/tidb-operator/tests/badinput/fuzzbuild"
 )
 
 // tiflashSeeds are clusters with TiFlash, since few examples have one: the
@@ -29,54 +28,23 @@ var tiflashSeeds = []string{
 	  tiflash: {replicas: 1, storageClaims: [{resources: {requests: {storage: 1Gi}}}]}}}`,
 }
 
-// FuzzBuild builds TiFlash's Service, ConfigMap and StatefulSet from every
-// mutated example, corpus or TiFlash seed cluster that is valid after
-// defaulting, and asserts that building never panics, never changes the
-// cluster and is deterministic.
+// FuzzBuild builds TiFlash's Services, ConfigMap and StatefulSet (component.Desired, the builders a sync
+// runs) from every mutated example, corpus or TiFlash seed cluster that is valid after defaulting, and
+// asserts that building never panics, never changes the cluster and is deterministic.
 func FuzzBuild(f *testing.F) {
-	fuzzbuild.AddSeeds(f)
-	for _, manifest := range tiflashSeeds {
-		doc, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(doc, uint16(0), "", int64(0))
-		for p := uint16(1); p <= 8; p++ {
-			f.Add(doc, p*89, "POD_NUM x", int64(1)<<33+int64(p))
-		}
-	}
-	f.Fuzz(func(t *testing.T, doc []byte, sel uint16, s string, n int64) {
-		tc := fuzzbuild.Cluster(doc, sel, s, n)
-		if tc == nil || tc.Spec.TiFlash == nil {
-			return
-		}
-		fuzzbuild.Check(t, tc, buildObjects)
-	})
+	golden.FuzzBuild(f, New(&component.Env{}), tiflashSeeds, "POD_NUM x")
 }
 
-// TestFuzzSeedsReachTheBuilders checks that every TiFlash seed is a valid
-// cluster with TiFlash as is, so that the fuzzer starts inside the builders.
+// TestFuzzSeedsReachTheBuilders checks that every TiFlash seed is a valid cluster with TiFlash as is, so
+// that the fuzzer starts inside the builders.
 func TestFuzzSeedsReachTheBuilders(t *testing.T) {
 	t.Parallel()
-	for i, manifest := range tiflashSeeds {
-		doc, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc := fuzzbuild.Cluster(doc, 0, "", 0)
-		if tc == nil || tc.Spec.TiFlash == nil {
-			t.Errorf("seed %d is invalid or has no TiFlash", i)
-			continue
-		}
-		if _, err := buildObjects(tc); err != nil {
-			t.Errorf("seed %d: %v", i, err)
-		}
-	}
+	golden.SeedsReachBuilders(t, New(&component.Env{}), tiflashSeeds)
 }
 
-// buildObjects builds TiFlash's objects as the skeleton would, in write
-// order: the Services, the ConfigMap (under its InPlace name) and the
-// StatefulSet mounting it.
+// buildObjects builds TiFlash's objects as the builders return them, in write order: the Services,
+// the ConfigMap (under its InPlace name) and the StatefulSet mounting it, before the skeleton sets
+// its replicas (the builder tests' buildAll).
 func buildObjects(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
 	var out []metav1.Object
 	for _, s := range newServices(tc) {

@@ -3,14 +3,8 @@ package tiproxy
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
-
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
-	"github.com/kubetidb/tidb-operator/pkg/names"
-	"github.com/kubetidb/tidb-operator/tests/badinput/fuzzbuild"
+	"github.com/kubetidb/tidb-operator/pkg/manager/golden"
 )
 
 // tiproxySeeds are clusters with TiProxy, since few examples have one: the
@@ -29,71 +23,16 @@ var tiproxySeeds = []string{
 	    readinessProbe: {type: command}, config: {workdir: /tmp, api: {addr: "0.0.0.0:1"}}}}}`,
 }
 
-// FuzzBuild builds TiProxy's Services, ConfigMap and StatefulSet from every
-// mutated example, corpus or TiProxy seed cluster that is valid after
-// defaulting, and asserts that building never panics, never changes the
-// cluster and is deterministic.
+// FuzzBuild builds TiProxy's Services, ConfigMap and StatefulSet (component.Desired, the builders a sync
+// runs) from every mutated example, corpus or TiProxy seed cluster that is valid after defaulting, and
+// asserts that building never panics, never changes the cluster and is deterministic.
 func FuzzBuild(f *testing.F) {
-	fuzzbuild.AddSeeds(f)
-	for _, manifest := range tiproxySeeds {
-		doc, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(doc, uint16(0), "", int64(0))
-		for p := uint16(1); p <= 8; p++ {
-			f.Add(doc, p*89, "v1 x", int64(1)<<33+int64(p))
-		}
-	}
-	f.Fuzz(func(t *testing.T, doc []byte, sel uint16, s string, n int64) {
-		tc := fuzzbuild.Cluster(doc, sel, s, n)
-		if tc == nil || tc.Spec.TiProxy == nil {
-			return
-		}
-		fuzzbuild.Check(t, tc, buildObjects)
-	})
+	golden.FuzzBuild(f, New(&component.Env{}), tiproxySeeds, "v1 x")
 }
 
-// TestFuzzSeedsReachTheBuilders checks that every TiProxy seed is a valid
-// cluster with TiProxy as is, so that the fuzzer starts inside the builders.
+// TestFuzzSeedsReachTheBuilders checks that every TiProxy seed is a valid cluster with TiProxy as is, so
+// that the fuzzer starts inside the builders.
 func TestFuzzSeedsReachTheBuilders(t *testing.T) {
 	t.Parallel()
-	for i, manifest := range tiproxySeeds {
-		doc, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc := fuzzbuild.Cluster(doc, 0, "", 0)
-		if tc == nil || tc.Spec.TiProxy == nil {
-			t.Errorf("seed %d is invalid or has no TiProxy", i)
-			continue
-		}
-		if _, err := buildObjects(tc); err != nil {
-			t.Errorf("seed %d: %v", i, err)
-		}
-	}
-}
-
-// buildObjects builds TiProxy's objects as the skeleton would, in write
-// order: the Services, the ConfigMap (under its InPlace name) and the
-// StatefulSet mounting it.
-func buildObjects(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
-	var out []metav1.Object
-	for _, s := range newServices(tc) {
-		out = append(out, s)
-	}
-	data, err := newConfigData(tc)
-	if err != nil {
-		return nil, err
-	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: names.Member(tc.Name, names.TiProxy), Namespace: tc.Namespace,
-			Labels: component.Labels(tc, names.TiProxy)},
-		Data: data,
-	}
-	sts, err := newStatefulSet(tc, cm.Name)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, cm, sts), nil
+	golden.SeedsReachBuilders(t, New(&component.Env{}), tiproxySeeds)
 }
