@@ -193,7 +193,7 @@ func TestStartScript(t *testing.T) {
 func TestStartScriptRuns(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
+		t.Fatalf("the start script needs sh to be tested: %v", err)
 	}
 	script := newStartScript(golden.Cluster(t, basicCluster))
 	dir := t.TempDir()
@@ -218,24 +218,34 @@ func TestStartScriptRuns(t *testing.T) {
 		t.Errorf("failed pump: code %d, output %q; want exit 3", code, out)
 	}
 	// A pump that exits on TERM: the script is terminated while pump sleeps.
+	// The stub says "started" only once the script's own TERM trap is set
+	// (bit 15 of its parent's caught-signal mask), so the signal below can
+	// never reach a script without its trap.
 	stub := filepath.Join(dir, "pump")
-	stubScript := "#!/bin/sh\nsleep 30 &\ns=$!\ntrap 'echo paused; kill $s; exit 0' TERM\necho started\nwait\n"
+	stubScript := "#!/bin/sh\n" +
+		"i=0\n" +
+		"until [ $(( (0x$(awk '/^SigCgt/{print $2}' /proc/$PPID/status) >> 14) & 1 )) = 1 ]; do\n" +
+		"  i=$((i+1)); [ $i -gt 1000 ] && { echo 'no trap in the script'; exit 9; }; sleep 0.01\n" +
+		"done\n" +
+		"sleep 30 &\ns=$!\ntrap 'echo paused; kill $s; exit 0' TERM\necho started\nwait\n"
 	if err := os.WriteFile(stub, []byte(stubScript), 0o700); err != nil { //nolint:gosec // an executable test stub
 		t.Fatal(err)
 	}
 	cmd := exec.Command("sh", "-c", strings.ReplaceAll(script, "/pump \\", stub+" \\"))
 	cmd.Env = append(os.Environ(), "HOSTNAME=basic-pump-0")
-	out := &syncBuffer{}
+	out := &syncBuffer{started: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-out.started:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the stub pump never started: %q", out.String())
 	}
-	time.Sleep(200 * time.Millisecond) // the script sets its trap right after starting pump
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 	if got := out.String(); strings.Contains(got, "idling") || !strings.Contains(got, "paused") {
@@ -243,16 +253,23 @@ func TestStartScriptRuns(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
+// syncBuffer is a bytes.Buffer safe for a process writing while the test
+// reads; started (when not nil) is closed once the output says "started".
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	started chan struct{}
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	if b.started != nil && strings.Contains(b.buf.String(), "started") {
+		close(b.started)
+		b.started = nil
+	}
+	return n, err
 }
 
 func (b *syncBuffer) String() string {
