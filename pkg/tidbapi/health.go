@@ -2,12 +2,12 @@ package tidbapi
 
 import (
 	"context"
-	"errors"
-	"sync"
+
+	"github.com/kubetidb/tidb-operator/pkg/podhttp"
 )
 
 // DefaultParallelism is how many TiDB pods GetHealthOfPods checks at once when not told otherwise.
-const DefaultParallelism = 8
+const DefaultParallelism = podhttp.DefaultParallelism
 
 // GetHealthOfPods checks the health of the given pods of TidbCluster namespace/tcName with c, at most
 // parallelism (DefaultParallelism when ≤ 0) at a time, so that N down TiDBs cost about one timeout
@@ -16,31 +16,7 @@ const DefaultParallelism = 8
 // partial result. No retries.
 func GetHealthOfPods(ctx context.Context, c Client, namespace, tcName string, pods []string, opts Options,
 	parallelism int) (map[string]bool, error) {
-	if parallelism <= 0 {
-		parallelism = DefaultParallelism
-	}
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		errs []error
-	)
-	out := make(map[string]bool, len(pods))
-	slots := make(chan struct{}, parallelism)
-	for _, pod := range pods {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			healthy, err := c.GetHealth(ctx, namespace, tcName, pod, opts)
-			mu.Lock()
-			defer mu.Unlock()
-			out[pod] = healthy
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}()
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
+	return podhttp.EachPod(ctx, pods, parallelism, func(ctx context.Context, pod string) (bool, error) {
+		return c.GetHealth(ctx, namespace, tcName, pod, opts)
+	})
 }
