@@ -81,6 +81,7 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 		out = append(out, "spec.tidb.bootstrapSQLConfigMapName")
 	}
 	out = append(out, unreadTiFlashConfig(s)...)
+	out = append(out, parallelScaleIn(s)...)
 	slices.Sort(out)
 	return out
 }
@@ -136,4 +137,25 @@ func (c *defaultControl) setUnsupported(tc *v1alpha1.TidbCluster, original *v1al
 		}
 	}
 	setCondition(&tc.Status.Conditions, cond, tc.Generation)
+}
+
+// parallelScaleIn names the scalePolicy.scaleInParallelism above 1 that
+// nothing honours yet: stores and servers are removed one at a time.
+func parallelScaleIn(s *v1alpha1.TidbClusterSpec) []string {
+	var out []string
+	add := func(path string, p *v1alpha1.ScalePolicy) {
+		if p.ScaleInParallelism != nil && *p.ScaleInParallelism > 1 {
+			out = append(out, path+".scalePolicy.scaleInParallelism")
+		}
+	}
+	if s.TiKV != nil {
+		add("spec.tikv", &s.TiKV.ScalePolicy)
+	}
+	if s.TiFlash != nil {
+		add("spec.tiflash", &s.TiFlash.ScalePolicy)
+	}
+	if s.TiDB != nil {
+		add("spec.tidb", &s.TiDB.ScalePolicy)
+	}
+	return out
 }
