@@ -4,15 +4,12 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -53,7 +50,7 @@ func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
 	if _, err := f.sim.SetTimings(env.Ctx, api.TimingsUpdate{PumpOfflineTime: &slow}); err != nil {
 		t.Fatal(err)
 	}
-	violations := f.watchPumpPodOutlivesOnline(t, "binlog-pump-1")
+	violations := f.watchPodOutlives(t, "binlog-pump-1", pumpNotOffline("binlog-pump-1"))
 	f.patch(t, "pump", `{"replicas":1}`)
 	framework.WaitFor(t, env.Ctx, readyTimeout, "the offline request for binlog-pump-1", func(ctx context.Context) (bool, error) {
 		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, "binlog-pump-1", metav1.GetOptions{})
@@ -85,43 +82,14 @@ func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
 	})
 }
 
-// watchPumpPodOutlivesOnline samples until the returned func is called
-// whether pod went (or is going) while the registry had its pump online.
-func (f *clusterFixture) watchPumpPodOutlivesOnline(t *testing.T, pod string) func() string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(f.env.Ctx)
-	var mu sync.Mutex
-	violation := ""
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		poll(ctx, func(ctx context.Context) bool {
-			st, err := f.sim.Cluster(ctx, f.env.Namespace, f.name)
-			if err != nil {
-				return true
+// pumpNotOffline says the registry state of pod's pump while it is not offline.
+func pumpNotOffline(pod string) func(st *api.ClusterState) string {
+	return func(st *api.ClusterState) string {
+		for _, n := range st.PumpNodes {
+			if n.PodName == pod && n.State != "" && n.State != "offline" {
+				return "its pump was " + n.State
 			}
-			state := ""
-			for _, n := range st.PumpNodes {
-				if n.PodName == pod {
-					state = n.State
-				}
-			}
-			p, err := f.env.Kube.CoreV1().Pods(f.env.Namespace).Get(ctx, pod, metav1.GetOptions{})
-			gone := apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil)
-			if gone && state != "" && state != "offline" {
-				mu.Lock()
-				violation = fmt.Sprintf("pod %s went while its pump was %s", pod, state)
-				mu.Unlock()
-				return false
-			}
-			return true
-		})
-	}()
-	return func() string {
-		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return violation
+		}
+		return ""
 	}
 }

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -55,7 +53,7 @@ func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
 	if _, err := f.sim.SetTimings(env.Ctx, api.TimingsUpdate{TiCDCDrainTime: &slow}); err != nil {
 		t.Fatal(err)
 	}
-	violations := f.watchPodOutlivesTables(t, "ticdc-ticdc-2")
+	violations := f.watchPodOutlives(t, "ticdc-ticdc-2", captureTablesHeld("ticdc-ticdc-2"))
 	f.patch(t, "ticdc", `{"replicas":2}`)
 	var begin string
 	framework.WaitFor(t, env.Ctx, readyTimeout, "the drain of ticdc-ticdc-2 began", func(ctx context.Context) (bool, error) {
@@ -120,44 +118,15 @@ func (f *clusterFixture) ownerPod(t *testing.T) string {
 	return ""
 }
 
-// watchPodOutlivesTables samples until the returned func is called whether
-// pod went (or is going) while its capture still held tables.
-func (f *clusterFixture) watchPodOutlivesTables(t *testing.T, pod string) func() string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(f.env.Ctx)
-	var mu sync.Mutex
-	violation := ""
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		poll(ctx, func(ctx context.Context) bool {
-			st, err := f.sim.Cluster(ctx, f.env.Namespace, f.name)
-			if err != nil {
-				return true
+// captureTablesHeld says how many tables pod's capture still replicates.
+func captureTablesHeld(pod string) func(st *api.ClusterState) string {
+	return func(st *api.ClusterState) string {
+		for _, c := range st.Captures {
+			if c.PodName == pod && c.Tables > 0 {
+				return fmt.Sprintf("its capture held %d tables", c.Tables)
 			}
-			tables := -1
-			for _, c := range st.Captures {
-				if c.PodName == pod {
-					tables = c.Tables
-				}
-			}
-			p, err := f.env.Kube.CoreV1().Pods(f.env.Namespace).Get(ctx, pod, metav1.GetOptions{})
-			gone := apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil)
-			if gone && tables > 0 {
-				mu.Lock()
-				violation = fmt.Sprintf("pod %s went while its capture held %d tables", pod, tables)
-				mu.Unlock()
-				return false
-			}
-			return true
-		})
-	}()
-	return func() string {
-		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return violation
+		}
+		return ""
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/kubetidb/tidb-operator/cmd/controller-manager/app"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
@@ -108,7 +109,7 @@ func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
 	if tc, err := f.get(env.Ctx); err != nil || tc.Status.TiFlash.StatefulSet == nil || tc.Status.TiFlash.StatefulSet.Replicas != 3 {
 		t.Fatalf("the refused scale-in removed a pod: %v %+v", err, tc.Status.TiFlash.StatefulSet)
 	}
-	violations := f.watchPodOutlivesStore(t, tiflashTC+"-tiflash-2")
+	violations := f.watchPodOutlives(t, tiflashTC+"-tiflash-2", tiflashStoreHeld(tiflashTC+"-tiflash-2"))
 	if _, err := f.sim.SetTiFlashReplicas(env.Ctx, env.Namespace, tiflashTC, 101, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func (f *clusterFixture) failover(t *testing.T) {
 		tc, err := f.get(ctx)
 		return err == nil && upTiFlash(tc) == 3, err
 	})
-	violations := f.watchPodOutlivesStore(t, tiflashTC+"-tiflash-2")
+	violations := f.watchPodOutlives(t, tiflashTC+"-tiflash-2", tiflashStoreHeld(tiflashTC+"-tiflash-2"))
 	f.patch(t, "tiflash", `{"recoverFailover":true}`)
 	f.waitReady(t, "the failover store left through Tombstone once every store was Up", func(tc *v1alpha1.TidbCluster) bool {
 		return len(tc.Status.TiFlash.FailureStores) == 0 && tc.Status.TiFlash.StatefulSet.Replicas == 2 && upTiFlash(tc) == 2 &&
@@ -174,37 +175,37 @@ func (f *clusterFixture) failover(t *testing.T) {
 	}
 }
 
-// watchPodOutlivesStore samples, until the test ends, whether pod is gone
-// or going while PD still has its store not Tombstone; the returned func
-// reports the first such sample.
-func (f *clusterFixture) watchPodOutlivesStore(t *testing.T, pod string) func() string {
+// watchPodOutlives samples, until the returned func is called, whether pod
+// went (or is going) while the simulator still shows it holding something:
+// held returns what (e.g. "its TiFlash store 5 was Up"), or "" when nothing
+// is held. The pod is read before and after the simulator, so a record that
+// disappears with its pod is caught too. It reports the first violation.
+func (f *clusterFixture) watchPodOutlives(t *testing.T, pod string, held func(st *api.ClusterState) string) func() string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(f.env.Ctx)
 	var mu sync.Mutex
 	violation := ""
 	done := make(chan struct{})
+	gone := func(ctx context.Context) bool {
+		p, err := f.env.Kube.CoreV1().Pods(f.env.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil)
+	}
 	go func() {
 		defer close(done)
 		poll(ctx, func(ctx context.Context) bool {
-			p, err := f.env.Kube.CoreV1().Pods(f.env.Namespace).Get(ctx, pod, metav1.GetOptions{})
-			if err == nil && p.DeletionTimestamp == nil {
-				return true
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
-				return true
-			}
-			st, err := f.sim.Cluster(ctx, f.env.Namespace, tiflashTC)
+			before := gone(ctx)
+			st, err := f.sim.Cluster(ctx, f.env.Namespace, f.name)
 			if err != nil {
 				return true
 			}
-			for _, s := range st.Stores {
-				if s.PodName == pod && s.Engine == "tiflash" && s.StateName != "Tombstone" {
-					mu.Lock()
-					violation = fmt.Sprintf("pod %s went while its TiFlash store %d was %s", pod, s.ID, s.StateName)
-					mu.Unlock()
-					return false
-				}
+			what := held(st)
+			if what == "" || !(before || gone(ctx)) {
+				return true
 			}
-			return true
+			mu.Lock()
+			violation = fmt.Sprintf("pod %s went while %s", pod, what)
+			mu.Unlock()
+			return false
 		})
 	}()
 	return func() string {
@@ -213,6 +214,18 @@ func (f *clusterFixture) watchPodOutlivesStore(t *testing.T, pod string) func() 
 		mu.Lock()
 		defer mu.Unlock()
 		return violation
+	}
+}
+
+// tiflashStoreHeld says what TiFlash store of pod PD still has not Tombstone.
+func tiflashStoreHeld(pod string) func(st *api.ClusterState) string {
+	return func(st *api.ClusterState) string {
+		for _, s := range st.Stores {
+			if s.PodName == pod && s.Engine == "tiflash" && s.StateName != "Tombstone" {
+				return fmt.Sprintf("its TiFlash store %d was %s", s.ID, s.StateName)
+			}
+		}
+		return ""
 	}
 }
 
