@@ -199,7 +199,7 @@ func (f *clusterFixture) watchPodOutlives(t *testing.T, pod string, held func(st
 				return true
 			}
 			what := held(st)
-			if what == "" || !(before || gone(ctx)) {
+			if what == "" || (!before && !gone(ctx)) {
 				return true
 			}
 			mu.Lock()
