@@ -56,6 +56,9 @@ func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
 		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, "binlog-pump-1", metav1.GetOptions{})
 		return err == nil && p.Annotations[label.AnnPumpOfflineRequestedAt] != "", err
 	})
+	// Events are written asynchronously: stopping the operator may drop the
+	// one for a request it already made, so count only after it is stored.
+	waitEvent(t, env, corev1.EventTypeNormal, pump.ReasonOfflineRequested, "binlog-pump-1")
 	if err := first.Stop(); err != nil {
 		t.Fatalf("stop the first operator: %v", err)
 	}

@@ -64,6 +64,9 @@ func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
 		begin = p.Annotations[ticdcBeginAnnotation]
 		return begin != "", nil
 	})
+	// Events are written asynchronously: stopping the operator may drop the
+	// one for a drain it already began, so count only after it is stored.
+	waitEvent(t, env, corev1.EventTypeNormal, ticdc.ReasonDrainStarted, "ticdc-ticdc-2")
 	if err := first.Stop(); err != nil {
 		t.Fatalf("stop the first operator: %v", err)
 	}
