@@ -56,6 +56,10 @@ type S3StorageProvider struct {
 	// Options are extra rclone options.
 	// +optional
 	Options []string `json:"options,omitempty"`
+	// ForcePathStyle addresses the bucket in the path (endpoint/bucket)
+	// rather than the host name; BR's default (true) when unset.
+	// +optional
+	ForcePathStyle *bool `json:"forcePathStyle,omitempty"`
 }
 
 // GcsStorageProvider is Google Cloud Storage.

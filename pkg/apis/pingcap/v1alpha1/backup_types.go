@@ -114,6 +114,12 @@ type BackupSpec struct {
 	// StorageSize of the scratch PVC (non-BR backups).
 	// +optional
 	StorageSize string `json:"storageSize,omitempty"`
+	// AutomountServiceAccountToken of the job's pod; the Kubernetes default (true) when unset.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+	// VolumeAttributesClassName of the scratch PVC (non-BR jobs).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 	// BR configures BR; without it the backup uses dumpling.
 	// +optional
 	BR *BRConfig `json:"br,omitempty"`

@@ -97,6 +97,12 @@ type BackupScheduleSpec struct {
 	// StorageSize of scratch PVCs (non-BR backups).
 	// +optional
 	StorageSize string `json:"storageSize,omitempty"`
+	// VolumeAttributesClassName of scratch PVCs (non-BR backups).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
+	// MinCompactStartTs is the earliest TSO log compactions start from.
+	// +optional
+	MinCompactStartTs string `json:"minCompactStartTs,omitempty"`
 	// ImagePullSecrets of the backup jobs.
 	// +optional
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`

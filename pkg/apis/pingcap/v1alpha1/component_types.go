@@ -163,6 +163,18 @@ type ComponentSpec struct {
 	// ReadinessProbe selects the readiness probe type and timings of the main container.
 	// +optional
 	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+
+	// SecurityContext of the main container (a core/v1 SecurityContext, not
+	// expanded in this schema); podSecurityContext stays the pod's.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// AutomountServiceAccountToken of the pods; the Kubernetes default (true) when unset.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
 }
 
 // ResourceRequirements is the inlined resource block of a component:
@@ -281,6 +293,9 @@ type StorageVolume struct {
 	// MountPath inside the main container; empty means the operator's default for the name.
 	// +optional
 	MountPath string `json:"mountPath,omitempty"`
+	// VolumeAttributesClassName of the PVC; inherits the component's.
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 }
 
 // StorageClaim is one data disk of TiFlash (PVC data<i>).
@@ -292,6 +307,9 @@ type StorageClaim struct {
 	// StorageClassName of the disk.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+	// VolumeAttributesClassName of the disk's PVC.
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 }
 
 // ScalePolicy bounds how many pods scale at once.
@@ -318,11 +336,23 @@ type Failover struct {
 // LogTailerSpec configures a log-tailing sidecar.
 type LogTailerSpec struct {
 	corev1.ResourceRequirements `json:",inline"`
+	// SecurityContext of the container (a core/v1 SecurityContext, not expanded in this schema).
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 }
 
 // InitContainerSpec configures an operator-made init container.
 type InitContainerSpec struct {
 	corev1.ResourceRequirements `json:",inline"`
+	// SecurityContext of the container (a core/v1 SecurityContext, not expanded in this schema).
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 }
 
 // TiDBSlowLogTailerSpec configures TiDB's slow-log sidecar.
@@ -338,6 +368,12 @@ type TiDBSlowLogTailerSpec struct {
 	// UseSidecar runs the tailer as a native sidecar (restartable init container).
 	// +optional
 	UseSidecar bool `json:"useSidecar,omitempty"`
+	// SecurityContext of the container (a core/v1 SecurityContext, not expanded in this schema).
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 }
 
 // CustomizedProbe is a startup probe that runs a binary copied in by an init container.

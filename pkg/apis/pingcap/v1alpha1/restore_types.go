@@ -58,6 +58,17 @@ const (
 	RestoreModeVolumeSnapshot RestoreMode = "volume-snapshot"
 )
 
+// PruneType says when a volume-snapshot restore removes what it restored:
+// afterFailed (prune once the restore fails) or alreadyFailed (prune a
+// restore that failed before).
+type PruneType string
+
+// Prune types.
+const (
+	PruneTypeAfterFailed   PruneType = "afterFailed"
+	PruneTypeAlreadyFailed PruneType = "alreadyFailed"
+)
+
 // RestoreSpec is the desired restore.
 type RestoreSpec struct {
 	corev1.ResourceRequirements `json:"resources,omitempty"`
@@ -102,6 +113,21 @@ type RestoreSpec struct {
 	// StorageSize of the scratch PVC (non-BR restores).
 	// +optional
 	StorageSize string `json:"storageSize,omitempty"`
+	// AutomountServiceAccountToken of the job's pod; the Kubernetes default (true) when unset.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+	// VolumeAttributesClassName of the scratch PVC (non-BR jobs).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
+	// BackoffLimit is the number of retries of the restore Job before it fails
+	// (the Job's spec.backoffLimit).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BackoffLimit int32 `json:"backoffLimit,omitempty"`
+	// Prune removes what a failed volume-snapshot restore left behind:
+	// afterFailed or alreadyFailed.
+	// +optional
+	Prune PruneType `json:"prune,omitempty"`
 	// BR configures BR.
 	// +optional
 	BR *BRConfig `json:"br,omitempty"`

@@ -39,6 +39,11 @@ type PDSpec struct {
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
+
 	// StorageVolumes are extra PVC-backed volumes.
 	// +optional
 	StorageVolumes []StorageVolume `json:"storageVolumes,omitempty"`
@@ -143,6 +148,11 @@ type TiKVSpec struct {
 	// StorageClassName of the TiKV data volume.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 
 	// DataSubDir is a sub-directory of the data volume used as data directory.
 	// +optional
@@ -273,6 +283,11 @@ type TiDBSpec struct {
 	// StorageClassName of the storage volumes.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 
 	// Initializer creates a random root password on first start.
 	// +optional

@@ -98,6 +98,11 @@ type TiCDCSpec struct {
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
+
 	// GracefulShutdownTimeout bounds the drain of a capture before its pod restarts; 10m by default.
 	// +optional
 	GracefulShutdownTimeout *metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
@@ -126,6 +131,11 @@ type PumpSpec struct {
 	// StorageClassName of the Pump data volume.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 
 	// Config is Pump's configuration, as a map or a TOML string.
 	// +optional
@@ -174,6 +184,15 @@ type TiProxySpec struct {
 	// StorageVolumes are extra PVC-backed volumes.
 	// +optional
 	StorageVolumes []StorageVolume `json:"storageVolumes,omitempty"`
+
+	// StorageClassName of the storage volumes.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 }
 
 // PDMSSpec is one PD micro-service (tso or scheduling).
@@ -229,6 +248,11 @@ type PDMSSpec struct {
 	// StorageClassName of the storage volumes.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// VolumeAttributesClassName is the VolumeAttributesClass of the component's
+	// new PVCs (the data volume and storageVolumes that set none).
+	// +optional
+	VolumeAttributesClassName *string `json:"volumeAttributesClassName,omitempty"`
 
 	// StorageVolumes are extra PVC-backed volumes.
 	// +optional
