@@ -14,6 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backup"
+	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
 	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 )
@@ -40,7 +41,7 @@ func newControllers(deps *controller.Dependencies) ([]runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	bks, err := backup.NewBackupScheduleController(deps)
+	bks, err := backupschedule.NewController(deps)
 	if err != nil {
 		return nil, err
 	}
