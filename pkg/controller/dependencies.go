@@ -8,12 +8,15 @@ package controller
 import (
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/record"
@@ -100,6 +103,10 @@ type Dependencies struct {
 	// app.kubernetes.io/managed-by=tidb-operator, so memory does not grow
 	// with the rest of the cluster.
 	KubeInformerFactory kubeinformers.SharedInformerFactory
+	// JobInformerFactory caches only the Jobs of backups and restores
+	// (app.kubernetes.io/managed-by backup-operator or restore-operator),
+	// without their pod templates (StripJob).
+	JobInformerFactory kubeinformers.SharedInformerFactory
 	// InformerFactory caches pingcap.com objects (filtered by --selector).
 	InformerFactory externalversions.SharedInformerFactory
 	Recorder        record.EventRecorder
@@ -122,7 +129,14 @@ type Dependencies struct {
 	ServiceAccountLister corelisters.ServiceAccountLister
 	RoleLister           rbaclisters.RoleLister
 	RoleBindingLister    rbaclisters.RoleBindingLister
+	JobLister            batchlisters.JobLister
 }
+
+// Managed-by values of the Jobs the Backup and Restore controllers create.
+const (
+	BackupJobManagedBy  = "backup-operator"
+	RestoreJobManagedBy = "restore-operator"
+)
 
 // NewDependencies builds informer factories scoped as cfg says and the
 // listers every controller reads from. Nothing is started: call
@@ -142,11 +156,19 @@ func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		externalversions.WithNamespace(ns),
 		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector }),
 		externalversions.WithTransform(DropManagedFields))
-	return newDependencies(cfg, kube, pc, kubeFactory, pcFactory, recorder, m)
+	jobs := labels.NewSelector()
+	if r, err := labels.NewRequirement(label.ManagedByLabelKey, "in", []string{BackupJobManagedBy, RestoreJobManagedBy}); err == nil {
+		jobs = jobs.Add(*r)
+	}
+	jobFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, cfg.ResyncDuration,
+		kubeinformers.WithNamespace(ns),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = jobs.String() }),
+		kubeinformers.WithTransform(StripJob))
+	return newDependencies(cfg, kube, pc, kubeFactory, jobFactory, pcFactory, recorder, m)
 }
 
 func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Interface,
-	kubeFactory kubeinformers.SharedInformerFactory, pcFactory externalversions.SharedInformerFactory,
+	kubeFactory, jobFactory kubeinformers.SharedInformerFactory, pcFactory externalversions.SharedInformerFactory,
 	recorder record.EventRecorder, m *metrics.Metrics) *Dependencies {
 	pingcap := pcFactory.Pingcap().V1alpha1()
 	var pvs corelisters.PersistentVolumeLister
@@ -158,6 +180,7 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		KubeClient:           kube,
 		Clientset:            pc,
 		KubeInformerFactory:  kubeFactory,
+		JobInformerFactory:   jobFactory,
 		InformerFactory:      pcFactory,
 		Recorder:             recorder,
 		Clock:                clock.RealClock{},
@@ -176,6 +199,7 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		ServiceAccountLister: kubeFactory.Core().V1().ServiceAccounts().Lister(),
 		RoleLister:           kubeFactory.Rbac().V1().Roles().Lister(),
 		RoleBindingLister:    kubeFactory.Rbac().V1().RoleBindings().Lister(),
+		JobLister:            jobFactory.Batch().V1().Jobs().Lister(),
 	}
 }
 
@@ -191,10 +215,22 @@ func DropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
+// StripJob is the Job informer's transform: DropManagedFields, and the pod
+// template's spec, which the Backup and Restore controllers never read (they
+// create Jobs and read their metadata and status only, and never update
+// one). Other objects pass through DropManagedFields alone.
+func StripJob(obj any) (any, error) {
+	if j, ok := obj.(*batchv1.Job); ok {
+		j.Spec.Template.Spec = corev1.PodSpec{}
+	}
+	return DropManagedFields(obj)
+}
+
 // StartInformers starts every informer registered so far; they stop when
 // stopCh closes.
 func (d *Dependencies) StartInformers(stopCh <-chan struct{}) {
 	d.KubeInformerFactory.Start(stopCh)
+	d.JobInformerFactory.Start(stopCh)
 	d.InformerFactory.Start(stopCh)
 }
 
@@ -202,6 +238,11 @@ func (d *Dependencies) StartInformers(stopCh <-chan struct{}) {
 // reports false when stopCh closed first.
 func (d *Dependencies) WaitForCacheSync(stopCh <-chan struct{}) bool {
 	for _, synced := range d.KubeInformerFactory.WaitForCacheSync(stopCh) {
+		if !synced {
+			return false
+		}
+	}
+	for _, synced := range d.JobInformerFactory.WaitForCacheSync(stopCh) {
 		if !synced {
 			return false
 		}

@@ -33,9 +33,10 @@ func NewFakeDependencies() *FakeDependencies {
 	kube := kubefake.NewClientset()
 	pc := fake.NewSimpleClientset()
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+	jobFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	pcFactory := externalversions.NewSharedInformerFactory(pc, 0)
 	recorder := record.NewFakeRecorder(100)
-	deps := newDependencies(cfg, kube, pc, kubeFactory, pcFactory, recorder, metrics.New())
+	deps := newDependencies(cfg, kube, pc, kubeFactory, jobFactory, pcFactory, recorder, metrics.New())
 	clk := clocktesting.NewFakeClock(fakeEpoch)
 	deps.Clock = clk
 	return &FakeDependencies{Dependencies: deps, FakeKube: kube, FakePingcap: pc, FakeRecorder: recorder, FakeClock: clk}

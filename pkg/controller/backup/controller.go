@@ -1,12 +1,15 @@
-// Package backup holds the controllers of Backup, Restore and BackupSchedule.
-// This operator version does not run backup or restore jobs yet: on every
-// sync a controller defaults a copy of the object in memory (never written
-// back), validates it, reports an invalid spec through a Warning event and
-// the object's Invalid condition and phase, and records one Normal event per
-// generation saying a valid object is accepted but not run.
+// Package backup holds the Backup and Restore controllers (spec §9). On
+// every sync a controller defaults a copy of the object in memory (never
+// written back), validates it, reports an invalid spec through a Warning
+// event and the object's Invalid condition and phase, and otherwise runs the
+// kind's steps: the Jobs that run cmd/backup-manager (jobs.go, job.go), the
+// conditions the controller owns, retries under backoffRetryPolicy
+// (retry.go), log backup subcommands (logbackup.go), and on deletion the
+// clean Job and the finalizer (deletion.go). The backup-manager inside the
+// Jobs writes Running, Complete, Failed and Clean itself.
 //
-// One generic shell (Controller) serves the three kinds; each kind supplies
-// how to read, validate and report itself (Kind, built in kinds.go).
+// One generic shell (Controller) serves the kinds; each kind supplies how to
+// read, validate, run and delete itself (Kind, built in kinds.go).
 package backup
 
 import (
@@ -35,9 +38,6 @@ const (
 	// when an object's spec is invalid (the same reason the TidbCluster
 	// controller uses).
 	ReasonFailedValidation = "FailedValidation"
-	// ReasonAccepted is the reason of the Normal event recorded once per
-	// generation of a valid object.
-	ReasonAccepted = "Accepted"
 	// ReasonInvalidSpec is the reason of the Invalid condition.
 	ReasonInvalidSpec = "InvalidSpec"
 )
@@ -48,15 +48,18 @@ type Object interface {
 	runtime.Object
 }
 
-// Kind tells the shell how to read, validate and report one kind. Name, Get,
-// Validate and NotRun are required; SyncStatus and InvalidMessage are nil for
-// a kind whose status has no place for an Invalid condition.
+// Kind tells the shell how to read, validate and run one kind. Name, Get,
+// Validate and Run are required; SyncStatus and InvalidMessage are nil for a
+// kind whose status has no place for an Invalid condition.
 type Kind[T Object] struct {
 	// Name is the kind as users read it in events and logs ("Backup").
 	Name string
-	// NotRun completes the Normal event of a valid object: what this
-	// operator version does not do with it yet.
-	NotRun string
+	// Run syncs a valid object that is not being deleted (the object is the
+	// cached copy: Run must not modify it). Its error is the sync's.
+	Run func(ctx context.Context, obj T) error
+	// Delete syncs an object being deleted, before and instead of
+	// validation (nil: nothing to do). Its error is the sync's.
+	Delete func(ctx context.Context, obj T) error
 	// Get reads the object from the informer cache; a NotFound error ends
 	// the sync, any other error is retried.
 	Get func(namespace, name string) (T, error)
@@ -138,12 +141,19 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("get %s %s: %w", c.kind.Name, key, err)
 	}
+	if obj.GetDeletionTimestamp() != nil {
+		if c.kind.Delete == nil {
+			return nil
+		}
+		return c.kind.Delete(ctx, obj)
+	}
 	var message string
 	if errs := c.kind.Validate(obj); len(errs) > 0 {
 		message = errs.ToAggregate().Error()
 	}
+	wrote := false
 	if c.kind.SyncStatus != nil {
-		wrote, err := c.kind.SyncStatus(ctx, obj, message)
+		wrote, err = c.kind.SyncStatus(ctx, obj, message)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", c.kind.Name, key, err)
 		}
@@ -157,7 +167,12 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	if message != "" {
 		return flow.Ignore(fmt.Errorf("%s %s has an invalid spec: %s", c.kind.Name, key, message))
 	}
-	return nil
+	if wrote {
+		// The cached object predates the write that removed the Invalid
+		// condition: run on the next sync, from the object the write made.
+		return flow.RequeueAfter(controller.ChildUpdateDelay, "%s %s is valid again", c.kind.Name, key)
+	}
+	return c.kind.Run(ctx, obj)
 }
 
 // recordOnce records the verdict on obj unless the same verdict was already
@@ -175,14 +190,12 @@ func (c *Controller[T]) recordOnce(ctx context.Context, key string, obj T, messa
 	if !seen && message != "" && c.kind.InvalidMessage != nil && c.kind.InvalidMessage(obj) == message {
 		return
 	}
-	gen := obj.GetGeneration()
-	if message != "" {
-		klog.FromContext(ctx).Info("invalid spec", "kind", c.kind.Name, "object", klog.KObj(obj), "generation", gen, "errors", message)
-		c.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonFailedValidation,
-			"invalid spec (generation %d), nothing is run until it is fixed: %s", gen, message)
+	if message == "" {
+		// A valid object reports each step by its own events.
 		return
 	}
-	klog.FromContext(ctx).Info("accepted", "kind", c.kind.Name, "object", klog.KObj(obj), "generation", gen)
-	c.recorder.Eventf(obj, corev1.EventTypeNormal, ReasonAccepted,
-		"%s spec is valid (generation %d) and accepted; %s by this operator version", c.kind.Name, gen, c.kind.NotRun)
+	gen := obj.GetGeneration()
+	klog.FromContext(ctx).Info("invalid spec", "kind", c.kind.Name, "object", klog.KObj(obj), "generation", gen, "errors", message)
+	c.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonFailedValidation,
+		"invalid spec (generation %d), nothing is run until it is fixed: %s", gen, message)
 }

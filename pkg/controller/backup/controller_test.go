@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,9 +52,12 @@ func seed(t *testing.T, deps *controller.FakeDependencies, objs ...any) {
 		case *v1alpha1.Restore:
 			_, err = pc.Restores(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 			indexer = informers.Restores().Informer().GetIndexer()
-		case *v1alpha1.BackupSchedule:
-			_, err = pc.BackupSchedules(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			indexer = informers.BackupSchedules().Informer().GetIndexer()
+		case *v1alpha1.TidbCluster:
+			_, err = pc.TidbClusters(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			indexer = informers.TidbClusters().Informer().GetIndexer()
+		case *batchv1.Job:
+			_, err = deps.FakeKube.BatchV1().Jobs(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			indexer = deps.JobInformerFactory.Batch().V1().Jobs().Informer().GetIndexer()
 		default:
 			t.Fatalf("cannot seed %T", o)
 		}
@@ -65,6 +69,7 @@ func seed(t *testing.T, deps *controller.FakeDependencies, objs ...any) {
 		}
 	}
 	deps.FakePingcap.ClearActions()
+	deps.FakeKube.ClearActions()
 }
 
 // refreshBackup copies the stored Backup into the cache, as the informer
@@ -138,6 +143,7 @@ func TestInvalidBackupIsReportedOnceThenFixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := invalidBackup()
+	seed(t, deps, cluster())
 	// A status field the validation does not own must survive its writes.
 	b.Status.BackupPath = "s3://b/kept"
 	seed(t, deps, b)
@@ -178,55 +184,29 @@ func TestInvalidBackupIsReportedOnceThenFixed(t *testing.T) {
 	}
 	refreshBackup(t, deps, "bk")
 	deps.FakePingcap.ClearActions()
-	if err := c.sync(ctx, "ns/bk"); err != nil {
+	if err := c.sync(ctx, "ns/bk"); requeueAfter(t, err) <= 0 {
 		t.Fatalf("sync of the fixed spec: %v", err)
 	}
 	expectStatusPatches(t, deps, 1)
+	settle(t, deps)
+	if err := c.sync(ctx, "ns/bk"); err != nil {
+		t.Fatalf("sync of the fixed spec: %v", err)
+	}
 	got = refreshBackup(t, deps, "bk")
-	if cond := findBackupCondition(got, v1alpha1.BackupInvalid); cond != nil || got.Status.Phase != "" ||
+	if cond := findBackupCondition(got, v1alpha1.BackupInvalid); cond != nil || got.Status.Phase != v1alpha1.BackupScheduled ||
 		got.Status.BackupPath != "s3://b/kept" {
 		t.Fatalf("status after the fix = %+v", got.Status)
 	}
-	if ev := nextEvent(deps); !strings.HasPrefix(ev, "Normal Accepted") || !strings.Contains(ev, "not run yet") {
-		t.Fatalf("event %q, want Accepted saying backups are not run", ev)
+	if ev := nextEvent(deps); !strings.HasPrefix(ev, "Normal JobCreated") {
+		t.Fatalf("event %q, want JobCreated", ev)
 	}
+	settle(t, deps)
 	if err := c.sync(ctx, "ns/bk"); err != nil {
 		t.Fatalf("resync: %v", err)
 	}
-	expectStatusPatches(t, deps, 0)
+	expectNoWrites(t, deps)
 	if ev := nextEvent(deps); ev != "" {
 		t.Fatalf("resync recorded %q", ev)
-	}
-}
-
-func TestValidBackupWritesNoStatus(t *testing.T) {
-	t.Parallel()
-	deps := controller.NewFakeDependencies()
-	c, err := NewBackupController(deps.Dependencies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := validBackup()
-	// The defaults (snapshot, full, retry policy) stay in memory.
-	seed(t, deps, b)
-	for i := 0; i < 2; i++ {
-		if err := c.sync(context.Background(), "ns/bk"); err != nil {
-			t.Fatalf("sync %d: %v", i, err)
-		}
-	}
-	expectStatusPatches(t, deps, 0)
-	if ev := nextEvent(deps); !strings.HasPrefix(ev, "Normal Accepted") || !strings.Contains(ev, "generation 1") {
-		t.Fatalf("event %q", ev)
-	}
-	if ev := nextEvent(deps); ev != "" {
-		t.Fatalf("second event %q for the same generation", ev)
-	}
-	stored, err := deps.FakePingcap.PingcapV1alpha1().Backups("ns").Get(context.Background(), "bk", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stored.Spec.BackupMode != "" || stored.Spec.BackoffRetryPolicy.MaxRetryTimes != 0 {
-		t.Fatalf("defaults leaked into the stored spec: %+v", stored.Spec)
 	}
 }
 
@@ -319,50 +299,6 @@ func TestInvalidRestoreGetsInvalidCondition(t *testing.T) {
 		t.Fatalf("status = %+v", got.Status)
 	}
 	if ev := nextEvent(deps); !strings.HasPrefix(ev, "Warning FailedValidation") || !strings.Contains(ev, "spec.br.cluster") {
-		t.Fatalf("event %q", ev)
-	}
-}
-
-func TestBackupScheduleIsReportedByEventsOnly(t *testing.T) {
-	t.Parallel()
-	deps := controller.NewFakeDependencies()
-	c, err := NewBackupScheduleController(deps.Dependencies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := &v1alpha1.BackupSchedule{
-		ObjectMeta: metav1.ObjectMeta{Name: "bs", Namespace: "ns", UID: "uid-s", Generation: 1},
-		Spec: v1alpha1.BackupScheduleSpec{
-			Schedule:       "not a cron",
-			BackupTemplate: validBackup().Spec,
-		},
-	}
-	seed(t, deps, bs)
-	ctx := context.Background()
-	for i := 0; i < 2; i++ {
-		if err := c.sync(ctx, "ns/bs"); !flow.IsIgnore(err) {
-			t.Fatalf("sync %d: %v", i, err)
-		}
-	}
-	expectStatusPatches(t, deps, 0)
-	if ev := nextEvent(deps); !strings.HasPrefix(ev, "Warning FailedValidation") || !strings.Contains(ev, "spec.schedule") {
-		t.Fatalf("event %q", ev)
-	}
-	if ev := nextEvent(deps); ev != "" {
-		t.Fatalf("repeated event %q", ev)
-	}
-
-	fixed := bs.DeepCopy()
-	fixed.Spec.Schedule = "0 2 * * *"
-	fixed.Generation = 2
-	if err := deps.InformerFactory.Pingcap().V1alpha1().BackupSchedules().Informer().GetIndexer().Update(fixed); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.sync(ctx, "ns/bs"); err != nil {
-		t.Fatalf("sync of the fixed schedule: %v", err)
-	}
-	expectStatusPatches(t, deps, 0)
-	if ev := nextEvent(deps); !strings.HasPrefix(ev, "Normal Accepted") || !strings.Contains(ev, "generation 2") {
 		t.Fatalf("event %q", ev)
 	}
 }

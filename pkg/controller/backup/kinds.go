@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -16,47 +17,58 @@ import (
 // Controller names: the queue names and the "controller" metric label, as
 // the TiDB Operator names them.
 const (
-	BackupControllerName         = "backup"
-	RestoreControllerName        = "restore"
-	BackupScheduleControllerName = "backupschedule"
+	BackupControllerName  = "backup"
+	RestoreControllerName = "restore"
 )
 
-// NewBackupController returns the Backup controller over deps (Backup
-// informer and lister, clientset for status, recorder, clock). An invalid
-// Backup gets a FailedValidation event, a True Invalid condition and phase
-// Invalid. It fails only when the event handler cannot be registered.
+// NewBackupController returns the Backup controller over deps (Backup and
+// Job informers and listers, TidbCluster lister, clientsets, recorder,
+// clock, backup-manager image). An invalid Backup gets a FailedValidation
+// event, a True Invalid condition and phase Invalid; a valid one runs
+// (backupControl); a deleted one is cleaned as its cleanPolicy says. A
+// Job's change requeues its Backup. It fails only when an event handler
+// cannot be registered.
 func NewBackupController(deps *controller.Dependencies) (*Controller[*v1alpha1.Backup], error) {
+	ctl := &backupControl{writer: newWriter(deps)}
 	kind := Kind[*v1alpha1.Backup]{
-		Name:   "Backup",
-		NotRun: "backups are not run yet",
+		Name: "Backup",
 		Get: func(ns, name string) (*v1alpha1.Backup, error) {
 			return deps.BackupLister.Backups(ns).Get(name)
 		},
 		Validate: func(b *v1alpha1.Backup) field.ErrorList {
-			b = b.DeepCopy()
-			defaulting.SetBackupDefaults(b)
-			return validation.ValidateBackup(b)
+			return validation.ValidateBackup(defaulted(b))
 		},
 		SyncStatus: func(ctx context.Context, b *v1alpha1.Backup, message string) (bool, error) {
 			return syncBackupStatus(ctx, deps.Clientset, b, message, metav1.NewTime(deps.Clock.Now()))
 		},
 		InvalidMessage: backupInvalidMessage,
+		Run:            ctl.sync,
+		Delete:         ctl.delete,
 	}
 	c, err := New(BackupControllerName, kind, deps.InformerFactory.Pingcap().V1alpha1().Backups().Informer(), deps.Recorder, deps.Metrics)
 	if err != nil {
+		return nil, fmt.Errorf("backup controller: %w", err)
+	}
+	if err := watchJobs(deps, c.worker, "Backup", func(ns, name string) (types.UID, error) {
+		b, err := deps.BackupLister.Backups(ns).Get(name)
+		if err != nil {
+			return "", err
+		}
+		return b.UID, nil
+	}); err != nil {
 		return nil, fmt.Errorf("backup controller: %w", err)
 	}
 	return c, nil
 }
 
 // NewRestoreController returns the Restore controller over deps, which
-// reports an invalid Restore as NewBackupController does a Backup. The target
-// TidbCluster is not looked up: only the Restore's own spec is validated. It
-// fails only when the event handler cannot be registered.
+// validates a Restore as NewBackupController does a Backup, and then runs it
+// against its target TidbCluster (restoreControl). A Job's change requeues
+// its Restore. It fails only when an event handler cannot be registered.
 func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.Restore], error) {
+	ctl := &restoreControl{writer: newWriter(deps)}
 	kind := Kind[*v1alpha1.Restore]{
-		Name:   "Restore",
-		NotRun: "restores are not run yet",
+		Name: "Restore",
 		Get: func(ns, name string) (*v1alpha1.Restore, error) {
 			return deps.RestoreLister.Restores(ns).Get(name)
 		},
@@ -69,36 +81,29 @@ func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.
 			return syncRestoreStatus(ctx, deps.Clientset, r, message, metav1.NewTime(deps.Clock.Now()))
 		},
 		InvalidMessage: restoreInvalidMessage,
+		Run:            ctl.sync,
 	}
 	c, err := New(RestoreControllerName, kind, deps.InformerFactory.Pingcap().V1alpha1().Restores().Informer(), deps.Recorder, deps.Metrics)
 	if err != nil {
 		return nil, fmt.Errorf("restore controller: %w", err)
 	}
+	if err := watchJobs(deps, c.worker, "Restore", func(ns, name string) (types.UID, error) {
+		r, err := deps.RestoreLister.Restores(ns).Get(name)
+		if err != nil {
+			return "", err
+		}
+		return r.UID, nil
+	}); err != nil {
+		return nil, fmt.Errorf("restore controller: %w", err)
+	}
 	return c, nil
 }
 
-// NewBackupScheduleController returns the BackupSchedule controller over
-// deps. BackupScheduleStatus has no conditions or phase in v1alpha1, so an
-// invalid schedule is reported by the FailedValidation event only and the
-// controller never writes to the API. It fails only when the event handler
-// cannot be registered.
-func NewBackupScheduleController(deps *controller.Dependencies) (*Controller[*v1alpha1.BackupSchedule], error) {
-	kind := Kind[*v1alpha1.BackupSchedule]{
-		Name:   "BackupSchedule",
-		NotRun: "no Backups are created from it yet",
-		Get: func(ns, name string) (*v1alpha1.BackupSchedule, error) {
-			return deps.BackupScheduleLister.BackupSchedules(ns).Get(name)
-		},
-		Validate: func(bs *v1alpha1.BackupSchedule) field.ErrorList {
-			bs = bs.DeepCopy()
-			defaulting.SetBackupScheduleDefaults(bs)
-			return validation.ValidateBackupSchedule(bs)
-		},
+// watchJobs requeues the owner (of kind) of every Job change.
+func watchJobs(deps *controller.Dependencies, w *controller.Worker, kind string, owner controller.OwnerGetter) error {
+	informer := deps.JobInformerFactory.Batch().V1().Jobs().Informer()
+	if _, err := informer.AddEventHandler(controller.EnqueueOwnerHandler(w, kind, owner)); err != nil {
+		return fmt.Errorf("register Job event handler: %w", err)
 	}
-	c, err := New(BackupScheduleControllerName, kind,
-		deps.InformerFactory.Pingcap().V1alpha1().BackupSchedules().Informer(), deps.Recorder, deps.Metrics)
-	if err != nil {
-		return nil, fmt.Errorf("backupschedule controller: %w", err)
-	}
-	return c, nil
+	return nil
 }
