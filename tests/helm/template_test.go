@@ -135,7 +135,8 @@ func TestChartRendersEachMode(t *testing.T) {
 		if !grants(cr.Rules, "secrets", "watch") || grants(cr.Rules, "leases", "update") || grants(cr.Rules, "secrets", "create") ||
 			!grants(cr.Rules, "persistentvolumes", "watch") || !grants(cr.Rules, "persistentvolumes", "patch") ||
 			!grants(cr.Rules, "backups/status", "patch") || !grants(cr.Rules, "restores/status", "patch") ||
-			grants(cr.Rules, "backups", "update") || grants(cr.Rules, "backupschedules/status", "patch") {
+			grants(cr.Rules, "backups", "update") || !grants(cr.Rules, "backupschedules/status", "patch") ||
+			!grants(cr.Rules, "backups", "create") || !grants(cr.Rules, "backups", "delete") {
 			t.Errorf("ClusterRole rules: %+v", cr.Rules)
 		}
 		var le rbacv1.Role

@@ -62,6 +62,22 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [backups/status, restores/status]
   verbs: [patch]
+# BackupSchedules create their Backups, delete old ones and move the log backup's
+# spec.logTruncateUntil forward (merge patch); their status (lastBackup, lastBackupTime, ...) is
+# patched through the subresource; the created Backups carry the schedule as blockOwnerDeletion
+# owner (finalizers, see below); the Job of a Complete Backup is deleted when the next one starts.
+- apiGroups: [pingcap.com]
+  resources: [backups]
+  verbs: [create, delete, patch]
+- apiGroups: [pingcap.com]
+  resources: [backupschedules/status]
+  verbs: [patch]
+- apiGroups: [pingcap.com]
+  resources: [backupschedules/finalizers]
+  verbs: [update]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [delete]
 # Children carry a controller ownerReference with blockOwnerDeletion, which clusters running the
 # OwnerReferencesPermissionEnforcement admission plugin (e.g. OpenShift) allow only to users who
 # may update the owner's finalizers.
