@@ -48,10 +48,10 @@ func NewControl(backups listers.BackupLister, client versioned.Interface, kube k
 
 // Result says when the schedule wants to be synced again.
 type Result struct {
-	// RequeueAfter is the delay until the next scheduled time or the next
-	// Backup expiry, whichever is first; 0 when nothing is ahead (paused,
-	// invalid, or waiting for a running Backup, whose update wakes the
-	// schedule).
+	// RequeueAfter is the delay until the next scheduled time (unless
+	// paused) or the next Backup expiry under maxReservedTime, whichever is
+	// first; 0 when nothing is ahead (an invalid spec, or a paused schedule
+	// without expiries). A running Backup's update wakes the schedule too.
 	RequeueAfter time.Duration
 }
 
@@ -71,7 +71,9 @@ type syncState struct {
 //     nothing is written (the status has no place for a condition);
 //  2. name fields accepted but not acted on (compaction) by a Warning;
 //  3. unless paused: create the log backup once, then the snapshot Backup
-//     of the latest scheduled time passed, when the last one finished;
+//     of the latest scheduled time passed, when the last one finished (the
+//     log backup first, because a point-in-time restore needs the logs
+//     from the first snapshot on);
 //  4. garbage-collect (also when paused, and after a failed step 3,
 //     because retention must not wait for a backup to succeed) and
 //     truncate the log backup up to the oldest snapshot kept;
@@ -248,6 +250,12 @@ func (c *Control) createOrAdopt(ctx context.Context, bs *v1alpha1.BackupSchedule
 	created, err := c.writes.createBackup(ctx, bs, b)
 	if err == nil {
 		return created, nil
+	}
+	if apierrors.IsInvalid(err) {
+		// The API server's rules refuse the Backup built from this spec
+		// (such as a name too long): retrying cannot help until the spec
+		// changes, and the resync tries again.
+		return nil, flow.Ignore(fmt.Errorf("create Backup %s/%s: %w", b.Namespace, b.Name, err))
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create Backup %s/%s: %w", b.Namespace, b.Name, err)

@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -264,5 +268,26 @@ func TestStatusWriteKeepsUnownedFields(t *testing.T) {
 	}
 	if st := f.status(); st.LastCompact != "compact-1" || st.LastBackup == "" {
 		t.Fatalf("status = %+v, want lastCompact kept and lastBackup set", st)
+	}
+}
+
+func TestCreateRefusedByTheAPIServerIsNotRetried(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	bs := newSchedule("0 * * * *", epoch.Add(-30*time.Minute))
+	f.seedSchedule(bs)
+	f.deps.FakePingcap.PrependReactor("create", "backups", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(v1alpha1.SchemeGroupVersion.WithKind("Backup").GroupKind(), "x",
+			field.ErrorList{field.TooLong(field.NewPath("metadata", "name"), "x", 63)})
+	})
+	_, err := f.sync(bs)
+	if !flow.IsIgnore(err) {
+		t.Fatalf("err = %v, want an IgnoreError", err)
+	}
+	if ev := f.events(); !hasEvent(ev, "Warning", ReasonFailedCreate, "bs-2026-01-01t00-00-00") {
+		t.Fatalf("events %v lack FailedCreate", ev)
+	}
+	if st := f.status(); st.LastBackup != "" {
+		t.Fatalf("status.lastBackup = %q after a refused create", st.LastBackup)
 	}
 }
