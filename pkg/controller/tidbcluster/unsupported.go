@@ -80,6 +80,8 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	if db := s.TiDB; db != nil && db.BootstrapSQLConfigMapName != nil && *db.BootstrapSQLConfigMapName != "" {
 		out = append(out, "spec.tidb.bootstrapSQLConfigMapName")
 	}
+	add(s.Discovery.AutomountServiceAccountToken != nil && !*s.Discovery.AutomountServiceAccountToken,
+		"spec.discovery.automountServiceAccountToken")
 	out = append(out, unreadTiFlashConfig(s)...)
 	out = append(out, parallelScaleIn(s)...)
 	slices.Sort(out)
@@ -122,10 +124,34 @@ func tidbComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
 	return &s.TiDB.ComponentSpec
 }
 
-// setUnsupported sets the Unsupported condition from fields and records one
-// Warning event when the set of fields (or the generation) changes since
+// attributesClassReporter is the skeleton's report of volume attributes
+// classes its live StatefulSet's claim templates do not carry.
+type attributesClassReporter interface {
+	UnappliedVolumeAttributesClasses(tc *v1alpha1.TidbCluster) []string
+}
+
+// unappliedAttributesClasses names the volumeAttributesClassName values set
+// or changed after a component's StatefulSet was created: its claim
+// templates cannot change, and existing PVCs are not modified.
+func (c *defaultControl) unappliedAttributesClasses(tc *v1alpha1.TidbCluster) []string {
+	var out []string
+	for _, m := range c.components {
+		if r, ok := m.(attributesClassReporter); ok {
+			out = append(out, r.UnappliedVolumeAttributesClasses(tc)...)
+		}
+	}
+	return out
+}
+
+// setUnsupported sets the Unsupported condition from fields and the volume
+// attributes classes no PVC gets (unappliedAttributesClasses), and records
+// one Warning event when the set of fields (or the generation) changes since
 // the status last written, never on every resync.
 func (c *defaultControl) setUnsupported(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus, fields []string) {
+	if classes := c.unappliedAttributesClasses(tc); len(classes) > 0 {
+		fields = append(slices.Clone(fields), classes...)
+		slices.Sort(fields)
+	}
 	cond := metav1.Condition{Type: v1alpha1.TidbClusterUnsupported, Status: metav1.ConditionFalse,
 		Reason: ReasonAllSupported, Message: "the operator acts on every field the spec sets"}
 	if len(fields) > 0 {

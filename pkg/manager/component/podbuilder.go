@@ -42,12 +42,14 @@ type PodSpec struct {
 	// start script as ScriptFile under /usr/local/bin; "" mounts nothing.
 	ConfigMap, ConfigDir, ConfigFile, ScriptFile string
 	// DataVolume is the volume claim template name ("" for none), mounted at
-	// DataDir, of size DataSize and class StorageClass.
-	DataVolume, DataDir string
-	DataSize            *resource.Quantity
-	StorageClass        *string
+	// DataDir, of size DataSize, class StorageClass and VolumeAttributesClass.
+	DataVolume, DataDir   string
+	DataSize              *resource.Quantity
+	StorageClass          *string
+	VolumeAttributesClass *string
 	// StorageVolumes are extra PVC-backed volumes, each mounted at its
-	// mountPath or at DefaultMountPath(name).
+	// mountPath or at DefaultMountPath(name); a volume without a class or a
+	// volume attributes class gets StorageClass or VolumeAttributesClass.
 	StorageVolumes   []v1alpha1.StorageVolume
 	DefaultMountPath func(name string) string
 	// ExtraVolumes are operator-made pod volumes (emptyDirs, secrets).
@@ -86,6 +88,7 @@ func NewStatefulSet(tc *v1alpha1.TidbCluster, spec PodSpec) (*appsv1.StatefulSet
 		SecurityContext:               acc.PodSecurityContext(),
 		ImagePullSecrets:              acc.ImagePullSecrets(),
 		ServiceAccountName:            acc.ServiceAccount(),
+		AutomountServiceAccountToken:  acc.AutomountServiceAccountToken(),
 		TerminationGracePeriodSeconds: acc.TerminationGracePeriodSeconds(),
 		InitContainers:                acc.InitContainers(),
 		Containers:                    containers,
@@ -119,6 +122,11 @@ func mainContainer(tc *v1alpha1.TidbCluster, acc defaulting.ComponentAccessor, s
 	c := *spec.Main.DeepCopy()
 	c.Image = acc.Image()
 	c.ImagePullPolicy = acc.ImagePullPolicy()
+	if sc := acc.SecurityContext(); sc != nil {
+		// spec.<component>.securityContext replaces the component's own
+		// (TiKV's and TiFlash's privileged flag), as in the TiDB Operator.
+		c.SecurityContext = sc
+	}
 	tz := tc.Spec.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -184,29 +192,33 @@ func configMapVolume(volume, configMap, key, path string) corev1.Volume {
 func volumeClaims(tc *v1alpha1.TidbCluster, spec PodSpec, podLabels map[string]string) ([]corev1.PersistentVolumeClaim, error) {
 	var out []corev1.PersistentVolumeClaim
 	if spec.DataVolume != "" && spec.DataSize != nil {
-		out = append(out, claim(spec.DataVolume, *spec.DataSize, spec.StorageClass, podLabels))
+		out = append(out, claim(spec.DataVolume, *spec.DataSize, spec.StorageClass, spec.VolumeAttributesClass, podLabels))
 	}
 	for _, sv := range spec.StorageVolumes {
 		size, err := resource.ParseQuantity(sv.StorageSize)
 		if err != nil {
 			return nil, fmt.Errorf("storage volume %s: size %q: %w", sv.Name, sv.StorageSize, err)
 		}
-		class := sv.StorageClassName
+		class, attrs := sv.StorageClassName, sv.VolumeAttributesClassName
 		if class == nil {
 			class = spec.StorageClass
 		}
-		out = append(out, claim(storageVolumeName(spec.Component, sv.Name), size, class, podLabels))
+		if attrs == nil {
+			attrs = spec.VolumeAttributesClass
+		}
+		out = append(out, claim(storageVolumeName(spec.Component, sv.Name), size, class, attrs, podLabels))
 	}
 	return out, nil
 }
 
-func claim(name string, size resource.Quantity, class *string, podLabels map[string]string) corev1.PersistentVolumeClaim {
+func claim(name string, size resource.Quantity, class, attrs *string, podLabels map[string]string) corev1.PersistentVolumeClaim {
 	return corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: podLabels},
 		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: class,
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+			AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName:          class,
+			VolumeAttributesClassName: attrs,
+			Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 		},
 	}
 }

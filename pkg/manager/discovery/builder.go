@@ -90,7 +90,8 @@ func newDeployment(tc *v1alpha1.TidbCluster, image string) *appsv1.Deployment {
 			{Name: "TZ", Value: tz},
 			{Name: "TC_NAME", Value: tc.Name},
 		},
-		Resources: component.ContainerResources(tc.Spec.Discovery.ResourceRequirements),
+		Resources:       component.ContainerResources(tc.Spec.Discovery.ResourceRequirements),
+		SecurityContext: acc.SecurityContext(),
 	}
 	var vols []corev1.Volume
 	if tls := tc.Spec.TLSCluster; tls != nil && tls.Enabled {

@@ -100,18 +100,19 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		extra = append(extra, component.TLSVolume(tlsVolume, names.ClusterSecret(tc.Name, names.PD)))
 	}
 	return component.NewStatefulSet(tc, component.PodSpec{
-		Component:      names.PD,
-		ServiceName:    names.Peer(tc.Name, names.PD),
-		Main:           main,
-		ConfigMap:      configMap,
-		ConfigDir:      configDir,
-		ConfigFile:     configFile,
-		ScriptFile:     scriptFile,
-		DataVolume:     dataVolume,
-		DataDir:        pdDataDir,
-		DataSize:       component.StorageRequest(pd.ResourceRequirements),
-		StorageClass:   pd.StorageClassName,
-		StorageVolumes: pd.StorageVolumes,
+		Component:             names.PD,
+		ServiceName:           names.Peer(tc.Name, names.PD),
+		Main:                  main,
+		ConfigMap:             configMap,
+		ConfigDir:             configDir,
+		ConfigFile:            configFile,
+		ScriptFile:            scriptFile,
+		DataVolume:            dataVolume,
+		DataDir:               pdDataDir,
+		DataSize:              component.StorageRequest(pd.ResourceRequirements),
+		StorageClass:          pd.StorageClassName,
+		VolumeAttributesClass: pd.VolumeAttributesClassName,
+		StorageVolumes:        pd.StorageVolumes,
 		DefaultMountPath: func(name string) string {
 			return "/var/lib/pd-" + name
 		},

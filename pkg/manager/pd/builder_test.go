@@ -44,6 +44,18 @@ func TestBuilderGolden(t *testing.T) {
 			tc.Spec.ClusterDomain = "cluster.local"
 			tc.Spec.PD.DataSubDir = "data"
 		},
+		// v1.6 fields: the main container's securityContext, no service
+		// account token, and volume attributes classes on the PVC templates
+		// (a storage volume inherits the component's unless it sets its own).
+		"v16-fields": func(tc *v1alpha1.TidbCluster) {
+			fast, slow, no := "fast", "slow", false
+			tc.Spec.PD.VolumeAttributesClassName = &fast
+			tc.Spec.PD.StorageVolumes = []v1alpha1.StorageVolume{{Name: "log", StorageSize: "2Gi"},
+				{Name: "wal", StorageSize: "1Gi", VolumeAttributesClassName: &slow}}
+			tc.Spec.PD.SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &no,
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+			tc.Spec.PD.AutomountServiceAccountToken = &no
+		},
 		"toml-string-config": func(tc *v1alpha1.TidbCluster) {
 			cfg := &v1alpha1.Config{}
 			if err := cfg.UnmarshalJSON([]byte(`"[log]\nlevel = \"warn\"\n[schedule]\nmax-store-down-time = \"30m\"\n"`)); err != nil {

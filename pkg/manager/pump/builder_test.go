@@ -92,6 +92,20 @@ func TestBuildersGolden(t *testing.T) {
 		"basic":        basicCluster,
 		"tls":          tlsCluster,
 		"pod-settings": podSettingsCluster,
+		// v1.6 fields: securityContext, no service account token, a volume
+		// attributes class on the data volume.
+		"v16-fields": `
+metadata: {name: v16}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  pump:
+    replicas: 1
+    requests: {storage: 1Gi}
+    automountServiceAccountToken: false
+    securityContext: {runAsNonRoot: true}
+    volumeAttributesClassName: fast
+`,
 		// A cluster joining another namespace's PD.
 		"heterogeneous": `
 metadata: {name: hetero, namespace: b}

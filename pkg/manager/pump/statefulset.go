@@ -33,15 +33,16 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	}
 	volumes := mountVolumes(tc, &main, configMap)
 	sts, err := component.NewStatefulSet(tc, component.PodSpec{
-		Component:    names.Pump,
-		ServiceName:  names.Member(tc.Name, names.Pump),
-		Main:         main,
-		DataVolume:   DataVolume,
-		DataDir:      DataDir,
-		DataSize:     component.StorageRequest(p.ResourceRequirements),
-		StorageClass: p.StorageClassName,
-		ExtraVolumes: volumes,
-		MetricsPort:  pumpapi.Port,
+		Component:             names.Pump,
+		ServiceName:           names.Member(tc.Name, names.Pump),
+		Main:                  main,
+		DataVolume:            DataVolume,
+		DataDir:               DataDir,
+		DataSize:              component.StorageRequest(p.ResourceRequirements),
+		StorageClass:          p.StorageClassName,
+		VolumeAttributesClass: p.VolumeAttributesClassName,
+		ExtraVolumes:          volumes,
+		MetricsPort:           pumpapi.Port,
 	})
 	if err != nil {
 		return nil, err

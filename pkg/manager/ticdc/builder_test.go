@@ -69,6 +69,22 @@ spec:
     replicas: 1
     config: {gc-ttl: 7200, log-level: warn, log-file: "/var/log/ticdc/it's.log", tz: UTC}
 `,
+		// v1.6 fields: securityContext, no service account token, volume
+		// attributes classes on the storage volumes.
+		"v16-fields": `
+metadata: {name: v16}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  ticdc:
+    replicas: 1
+    automountServiceAccountToken: false
+    securityContext: {runAsNonRoot: true}
+    volumeAttributesClassName: fast
+    storageVolumes:
+    - {name: sort-dir, storageSize: 2Gi}
+    - {name: log, storageSize: 1Gi, volumeAttributesClassName: slow}
+`,
 		// A cluster joining another cluster's PD across Kubernetes clusters, on IPv6.
 		"across-k8s": `
 metadata: {name: span}

@@ -27,14 +27,15 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	}
 	volumes := mountVolumes(tc, &main, configMap)
 	sts, err := component.NewStatefulSet(tc, component.PodSpec{
-		Component:        names.TiCDC,
-		ServiceName:      names.Peer(tc.Name, names.TiCDC),
-		Main:             main,
-		StorageClass:     cdc.StorageClassName,
-		StorageVolumes:   cdc.StorageVolumes,
-		DefaultMountPath: defaultMountPath,
-		ExtraVolumes:     volumes,
-		MetricsPort:      ticdcapi.Port,
+		Component:             names.TiCDC,
+		ServiceName:           names.Peer(tc.Name, names.TiCDC),
+		Main:                  main,
+		StorageClass:          cdc.StorageClassName,
+		VolumeAttributesClass: cdc.VolumeAttributesClassName,
+		StorageVolumes:        cdc.StorageVolumes,
+		DefaultMountPath:      defaultMountPath,
+		ExtraVolumes:          volumes,
+		MetricsPort:           ticdcapi.Port,
 	})
 	if err != nil {
 		return nil, err

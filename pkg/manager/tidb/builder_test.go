@@ -50,6 +50,26 @@ spec:
     config:
       log: {level: warn}
 `,
+		// v1.6 fields: the main container's and the slow-log tailer's
+		// securityContext, no service account token, volume attributes
+		// classes on the storage volumes.
+		"v16-fields": `
+metadata: {name: v16}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    automountServiceAccountToken: false
+    securityContext: {runAsNonRoot: true}
+    slowLogTailer: {securityContext: {readOnlyRootFilesystem: true}}
+    storageClassName: local
+    volumeAttributesClassName: fast
+    storageVolumes:
+    - {name: log, storageSize: 2Gi}
+    - {name: tmp, storageSize: 1Gi, volumeAttributesClassName: slow}
+`,
 		// A NodePort Service with fixed node ports, a custom MySQL port and
 		// additional ports.
 		"nodeport": `

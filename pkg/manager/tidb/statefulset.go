@@ -43,19 +43,20 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		corev1.EnvVar{Name: "HEADLESS_SERVICE_NAME", Value: names.Peer(tc.Name, names.TiDB)})
 	return component.NewStatefulSet(tc, component.PodSpec{
-		Component:        names.TiDB,
-		ServiceName:      names.Peer(tc.Name, names.TiDB),
-		Main:             main,
-		Sidecars:         sidecars,
-		ConfigMap:        configMap,
-		ConfigDir:        configDir,
-		ConfigFile:       configFile,
-		ScriptFile:       scriptFile,
-		StorageClass:     db.StorageClassName,
-		StorageVolumes:   db.StorageVolumes,
-		DefaultMountPath: defaultMountPath,
-		ExtraVolumes:     extra,
-		MetricsPort:      StatusPort,
+		Component:             names.TiDB,
+		ServiceName:           names.Peer(tc.Name, names.TiDB),
+		Main:                  main,
+		Sidecars:              sidecars,
+		ConfigMap:             configMap,
+		ConfigDir:             configDir,
+		ConfigFile:            configFile,
+		ScriptFile:            scriptFile,
+		StorageClass:          db.StorageClassName,
+		VolumeAttributesClass: db.VolumeAttributesClassName,
+		StorageVolumes:        db.StorageVolumes,
+		DefaultMountPath:      defaultMountPath,
+		ExtraVolumes:          extra,
+		MetricsPort:           StatusPort,
 	})
 }
 
@@ -196,6 +197,7 @@ func slowLogTailer(tc *v1alpha1.TidbCluster, mount corev1.VolumeMount, logFile s
 			c.ImagePullPolicy = *t.ImagePullPolicy
 		}
 		c.Resources = component.ContainerResources(t.ResourceRequirements)
+		c.SecurityContext = t.SecurityContext.DeepCopy()
 	}
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = tc.Spec.ImagePullPolicy

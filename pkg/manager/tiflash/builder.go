@@ -191,6 +191,7 @@ func initContainer(tc *v1alpha1.TidbCluster) corev1.Container {
 	}
 	if in := tc.Spec.TiFlash.Initializer; in != nil {
 		c.Resources = component.ContainerResources(in.ResourceRequirements)
+		c.SecurityContext = in.SecurityContext.DeepCopy()
 	}
 	return c
 }
@@ -234,8 +235,10 @@ func logTailers(tc *v1alpha1.TidbCluster, mounts []corev1.VolumeMount) ([]corev1
 	}
 	image, pull := helperImage(tc)
 	var resources corev1.ResourceRequirements
+	var security *corev1.SecurityContext
 	if lt := tc.Spec.TiFlash.LogTailer; lt != nil {
 		resources = component.ContainerResources(lt.ResourceRequirements)
+		security = lt.SecurityContext
 	}
 	out := make([]corev1.Container, 0, len(files))
 	for i, name := range [3]string{"serverlog", "errorlog", "clusterlog"} {
@@ -248,6 +251,7 @@ func logTailers(tc *v1alpha1.TidbCluster, mounts []corev1.VolumeMount) ([]corev1
 			Image:           image,
 			ImagePullPolicy: pull,
 			Resources:       resources,
+			SecurityContext: security.DeepCopy(),
 			// The file is an argument, not script text, so no name can inject shell code.
 			Command:      []string{"sh", "-c", `touch "$1"; exec tail -n0 -F "$1"`, name, files[i]},
 			VolumeMounts: []corev1.VolumeMount{mount},
@@ -302,9 +306,10 @@ func volumeClaims(tc *v1alpha1.TidbCluster) ([]corev1.PersistentVolumeClaim, err
 		out = append(out, corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: dataVolume(i), Labels: podLabels},
 			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				StorageClassName: c.StorageClassName,
-				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+				AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName:          c.StorageClassName,
+				VolumeAttributesClassName: c.VolumeAttributesClassName,
+				Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 			},
 		})
 	}

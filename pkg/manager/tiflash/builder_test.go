@@ -97,6 +97,25 @@ spec:
     env: [{name: STORE_LABELS, value: "zone=a"}]
     storageClaims: [{resources: {requests: {storage: 50Gi}}}]
 `,
+		// v1.6 fields: securityContext replaces the privileged flag's, the
+		// initializer and the log tailers get theirs, no service account
+		// token, a volume attributes class per data disk.
+		"v16-fields": `
+metadata: {name: v16}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}, config: {}}
+  tiflash:
+    replicas: 1
+    privileged: true
+    automountServiceAccountToken: false
+    securityContext: {runAsUser: 1000}
+    initializer: {securityContext: {runAsNonRoot: true}}
+    logTailer: {securityContext: {readOnlyRootFilesystem: true}}
+    storageClaims:
+    - {resources: {requests: {storage: 50Gi}}, volumeAttributesClassName: fast}
+    - {resources: {requests: {storage: 10Gi}}}
+`,
 		// TiFlash before 5.4: the legacy config layout and both port pairs
 		// until TLS picks one.
 		"legacy": `

@@ -105,22 +105,23 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		return nil, err
 	}
 	return component.NewStatefulSet(tc, component.PodSpec{
-		Component:        names.TiKV,
-		ServiceName:      names.Peer(tc.Name, names.TiKV),
-		Main:             main,
-		Sidecars:         sidecars,
-		ConfigMap:        configMap,
-		ConfigDir:        configDir,
-		ConfigFile:       configFile,
-		ScriptFile:       scriptFile,
-		DataVolume:       dataVolume,
-		DataDir:          dataDirRoot,
-		DataSize:         component.StorageRequest(kv.ResourceRequirements),
-		StorageClass:     kv.StorageClassName,
-		StorageVolumes:   kv.StorageVolumes,
-		DefaultMountPath: defaultMountPath,
-		ExtraVolumes:     extra,
-		MetricsPort:      StatusPort,
+		Component:             names.TiKV,
+		ServiceName:           names.Peer(tc.Name, names.TiKV),
+		Main:                  main,
+		Sidecars:              sidecars,
+		ConfigMap:             configMap,
+		ConfigDir:             configDir,
+		ConfigFile:            configFile,
+		ScriptFile:            scriptFile,
+		DataVolume:            dataVolume,
+		DataDir:               dataDirRoot,
+		DataSize:              component.StorageRequest(kv.ResourceRequirements),
+		StorageClass:          kv.StorageClassName,
+		VolumeAttributesClass: kv.VolumeAttributesClassName,
+		StorageVolumes:        kv.StorageVolumes,
+		DefaultMountPath:      defaultMountPath,
+		ExtraVolumes:          extra,
+		MetricsPort:           StatusPort,
 	})
 }
 
@@ -247,6 +248,7 @@ func logTailer(tc *v1alpha1.TidbCluster, name, volume, file string) (corev1.Cont
 	}
 	if lt := tc.Spec.TiKV.LogTailer; lt != nil {
 		c.Resources = component.ContainerResources(lt.ResourceRequirements)
+		c.SecurityContext = lt.SecurityContext.DeepCopy()
 	}
 	return c, nil
 }

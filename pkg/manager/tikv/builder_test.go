@@ -78,6 +78,28 @@ spec:
     - {name: wal, storageSize: 5Gi, storageClassName: slow}
     config: {}
 `,
+		// v1.6 fields: securityContext replaces the privileged flag's, the
+		// log tailers get theirs, no service account token, and volume
+		// attributes classes on the PVC templates.
+		"v16-fields": `
+metadata: {name: v16}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}, config: {}}
+  tikv:
+    replicas: 1
+    privileged: true
+    automountServiceAccountToken: false
+    securityContext: {runAsUser: 1000, runAsNonRoot: true, readOnlyRootFilesystem: true}
+    separateRocksDBLog: true
+    logTailer: {securityContext: {runAsNonRoot: true}}
+    requests: {storage: 10Gi}
+    volumeAttributesClassName: fast
+    storageVolumes:
+    - {name: raft, storageSize: 2Gi}
+    - {name: wal, storageSize: 1Gi, volumeAttributesClassName: slow}
+    config: {}
+`,
 		// An old TiKV with every per-pod option: privileged, named status
 		// port, readiness probe, IPv6, a cluster domain, a data sub-directory,
 		// numeric-string durations and a TOML string config.

@@ -112,6 +112,24 @@ func TestBuildersGolden(t *testing.T) {
 		"tls-legacy":      tlsLegacyCluster,
 		"tls-v1":          tlsV1Cluster,
 		"storage-volumes": storageCluster,
+		// v1.6 fields: storageClassName and volumeAttributesClassName of the
+		// storage volumes, securityContext, no service account token.
+		"v16-fields": `
+metadata: {name: v16}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tidb: {replicas: 1}
+  tiproxy:
+    replicas: 1
+    automountServiceAccountToken: false
+    securityContext: {runAsNonRoot: true}
+    storageClassName: standard
+    volumeAttributesClassName: fast
+    storageVolumes:
+    - {name: work, storageSize: 1Gi}
+    - {name: log, storageSize: 2Gi, storageClassName: local, volumeAttributesClassName: slow}
+`,
 		// A cluster using another namespace's PD and TiDB.
 		"heterogeneous": `
 metadata: {name: hetero, namespace: b}

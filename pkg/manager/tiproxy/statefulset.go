@@ -22,13 +22,15 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	main := mainContainer(tc)
 	tls := tlsVolumes(tc, &main)
 	sts, err := component.NewStatefulSet(tc, component.PodSpec{
-		Component:        names.TiProxy,
-		ServiceName:      names.Peer(tc.Name, names.TiProxy),
-		Main:             main,
-		StorageVolumes:   tc.Spec.TiProxy.StorageVolumes,
-		DefaultMountPath: defaultMountPath,
-		ExtraVolumes:     append([]corev1.Volume{configVolume(configMap)}, tls...),
-		MetricsPort:      StatusPort,
+		Component:             names.TiProxy,
+		ServiceName:           names.Peer(tc.Name, names.TiProxy),
+		Main:                  main,
+		StorageVolumes:        tc.Spec.TiProxy.StorageVolumes,
+		StorageClass:          tc.Spec.TiProxy.StorageClassName,
+		VolumeAttributesClass: tc.Spec.TiProxy.VolumeAttributesClassName,
+		DefaultMountPath:      defaultMountPath,
+		ExtraVolumes:          append([]corev1.Volume{configVolume(configMap)}, tls...),
+		MetricsPort:           StatusPort,
 	})
 	if err != nil {
 		return nil, err

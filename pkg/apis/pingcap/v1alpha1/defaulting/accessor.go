@@ -214,6 +214,22 @@ func (a ComponentAccessor) PodSecurityContext() *corev1.PodSecurityContext {
 	return firstNonNil(a.spec.PodSecurityContext, a.cluster.PodSecurityContext).DeepCopy()
 }
 
+// SecurityContext returns the component's container security context (there
+// is no cluster-level one), else nil.
+func (a ComponentAccessor) SecurityContext() *corev1.SecurityContext {
+	return a.spec.SecurityContext.DeepCopy()
+}
+
+// AutomountServiceAccountToken returns the component's setting, else nil (the
+// Kubernetes default, mount the token).
+func (a ComponentAccessor) AutomountServiceAccountToken() *bool {
+	if p := a.spec.AutomountServiceAccountToken; p != nil {
+		v := *p
+		return &v
+	}
+	return nil
+}
+
 // PriorityClassName returns the component's priority class, else the cluster's; "" means none.
 func (a ComponentAccessor) PriorityClassName() string {
 	if p := a.spec.PriorityClassName; p != nil && *p != "" {

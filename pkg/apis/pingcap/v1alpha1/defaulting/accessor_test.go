@@ -247,3 +247,33 @@ func TestComponentAccessorReturnsCopies(t *testing.T) {
 		t.Errorf("modifying accessor results changed the cluster (-want +got):\n%s", diff)
 	}
 }
+
+// TestComponentAccessorContainerSecurity: securityContext and
+// automountServiceAccountToken are the component's own (v1.6 has no
+// cluster-level ones), copies the caller may change, nil when unset.
+func TestComponentAccessorContainerSecurity(t *testing.T) {
+	t.Parallel()
+	tc := &v1alpha1.TidbCluster{Spec: v1alpha1.TidbClusterSpec{
+		TiKV: &v1alpha1.TiKVSpec{ComponentSpec: v1alpha1.ComponentSpec{
+			SecurityContext:              &corev1.SecurityContext{RunAsUser: ptr(int64(1000))},
+			AutomountServiceAccountToken: ptr(false),
+		}},
+		PD: &v1alpha1.PDSpec{},
+	}}
+	kv := NewComponentAccessor(tc, ComponentTiKV)
+	if sc := kv.SecurityContext(); sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 1000 {
+		t.Errorf("tikv securityContext = %+v, want runAsUser 1000", sc)
+	}
+	if got := kv.AutomountServiceAccountToken(); got == nil || *got {
+		t.Errorf("tikv automountServiceAccountToken = %v, want false", got)
+	}
+	*kv.SecurityContext().RunAsUser = 1
+	*kv.AutomountServiceAccountToken() = true
+	if *tc.Spec.TiKV.SecurityContext.RunAsUser != 1000 || *tc.Spec.TiKV.AutomountServiceAccountToken {
+		t.Errorf("changing the accessor's results changed the cluster: %+v", tc.Spec.TiKV.ComponentSpec)
+	}
+	pd := NewComponentAccessor(tc, ComponentPD)
+	if pd.SecurityContext() != nil || pd.AutomountServiceAccountToken() != nil {
+		t.Errorf("pd sets neither, got %+v %v", pd.SecurityContext(), pd.AutomountServiceAccountToken())
+	}
+}
