@@ -136,7 +136,7 @@ func appendPrefix(sp *v1alpha1.StorageProvider, folder string) {
 // inheritSchedule returns a copy of template completed by the schedule's
 // own fields where the template leaves them empty: the storage provider
 // (only when the template sets none), BR config, image pull secrets and the
-// scratch PVC's storage class and size.
+// scratch PVC's storage class, size and volume attributes class.
 func inheritSchedule(s *v1alpha1.BackupScheduleSpec, template *v1alpha1.BackupSpec) *v1alpha1.BackupSpec {
 	t := template.DeepCopy()
 	sp := &t.StorageProvider
@@ -155,6 +155,10 @@ func inheritSchedule(s *v1alpha1.BackupScheduleSpec, template *v1alpha1.BackupSp
 	}
 	if t.StorageSize == "" {
 		t.StorageSize = s.StorageSize
+	}
+	if t.VolumeAttributesClassName == nil && s.VolumeAttributesClassName != nil {
+		vac := *s.VolumeAttributesClassName
+		t.VolumeAttributesClassName = &vac
 	}
 	return t
 }

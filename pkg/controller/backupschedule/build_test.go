@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
@@ -50,6 +51,12 @@ func TestNewBackupNameLabelsOwnerAndPrefix(t *testing.T) {
 			bs.Spec.BackupTemplate.StorageProvider, bs.Spec.BackupTemplate.BR = v1alpha1.StorageProvider{}, nil
 		}, prefix: func(b *v1alpha1.Backup) string { return b.Spec.S3.Prefix },
 			want: "daily/basic-pd.ns1-2379-2026-03-03t21-06-07"},
+		{name: "dumpling scratch volume inherited", mutate: func(bs *v1alpha1.BackupSchedule) {
+			bs.Spec.BackupTemplate.BR = nil
+			bs.Spec.StorageSize, bs.Spec.VolumeAttributesClassName = "10Gi", ptr.To("fast")
+		}, prefix: func(b *v1alpha1.Backup) string {
+			return b.Spec.StorageSize + " " + ptr.Deref(b.Spec.VolumeAttributesClassName, "")
+		}, want: "10Gi fast"},
 		{name: "dumpling keeps its prefix", mutate: func(bs *v1alpha1.BackupSchedule) {
 			bs.Spec.BackupTemplate.BR = nil
 		}, prefix: func(b *v1alpha1.Backup) string { return b.Spec.S3.Prefix }, want: "daily"},

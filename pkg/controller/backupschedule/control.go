@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -131,16 +132,31 @@ func (c *Control) validate(bs *v1alpha1.BackupSchedule) (cron.Schedule, error) {
 	return nil, flow.Ignore(fmt.Errorf("BackupSchedule %s/%s has an invalid spec: %s", bs.Namespace, bs.Name, msg))
 }
 
-// reportUnsupported names, once per generation, the compaction fields this
-// operator version accepts but does not act on.
+// reportUnsupported names, once per generation, the compaction fields set
+// on bs, which this operator version accepts but does not act on.
 func (c *Control) reportUnsupported(bs *v1alpha1.BackupSchedule) {
-	if bs.Spec.CompactBackupTemplate == nil && bs.Spec.CompactInterval == nil {
+	fields := unsupportedFields(&bs.Spec)
+	if len(fields) == 0 {
 		c.reports.clear(bs, ReasonUnsupported)
 		return
 	}
 	c.reports.once(bs, corev1.EventTypeWarning, ReasonUnsupported,
-		"spec.compactBackupTemplate and spec.compactInterval are accepted but not acted on: "+
-			"this operator version creates no CompactBackups for a schedule")
+		strings.Join(fields, ", ")+" accepted but not acted on: this operator version creates no CompactBackups for a schedule")
+}
+
+// unsupportedFields lists the compaction fields s sets.
+func unsupportedFields(s *v1alpha1.BackupScheduleSpec) []string {
+	var fields []string
+	if s.CompactBackupTemplate != nil {
+		fields = append(fields, "spec.compactBackupTemplate")
+	}
+	if s.CompactInterval != nil {
+		fields = append(fields, "spec.compactInterval")
+	}
+	if s.MinCompactStartTs != "" {
+		fields = append(fields, "spec.minCompactStartTs")
+	}
+	return fields
 }
 
 // syncLogBackup creates the log backup "log-<bs>" once, when bs has a

@@ -1,6 +1,7 @@
 package backupschedule
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -222,17 +223,27 @@ func TestInvalidScheduleIsReportedOnceAndWritesNothing(t *testing.T) {
 	}
 }
 
-func TestCompactTemplateIsNamedUnsupported(t *testing.T) {
+func TestCompactFieldsAreNamedUnsupported(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	bs := newSchedule("0 * * * *", epoch.Add(-time.Minute))
-	bs.Spec.CompactInterval = ptr.To("1h")
+	bs.Spec.CompactBackupTemplate = &runtime.RawExtension{Raw: []byte(`{"concurrency":4}`)}
+	bs.Spec.MinCompactStartTs = "443669038716944385"
 	f.seedSchedule(bs)
-	if _, err := f.sync(bs); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if _, err := f.sync(bs); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if ev := f.events(); !hasEvent(ev, "Warning", ReasonUnsupported, "spec.compactBackupTemplate") {
-		t.Fatalf("events %v lack the Unsupported warning", ev)
+	var ev []string
+	for _, e := range f.events() {
+		if strings.Contains(e, ReasonUnsupported) {
+			ev = append(ev, e)
+		}
+	}
+	want := "spec.compactBackupTemplate, spec.minCompactStartTs accepted but not acted on"
+	if !hasEvent(ev, "Warning", want) || len(ev) != 1 {
+		t.Fatalf("events %v, want one Unsupported warning naming %q", ev, want)
 	}
 }
 
