@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
@@ -153,3 +157,76 @@ func resourceOf(t *testing.T, dyn dynamic.Interface, obj *unstructured.Unstructu
 
 // ptrIs reports whether p points to want.
 func ptrIs(p *string, want string) bool { return p != nil && *p == want }
+
+// v16PD is a cluster whose PD and discovery use the v1.6 fields the
+// operator acts on, and one it names (discovery without its token).
+const v16PD = `apiVersion: pingcap.com/v1alpha1
+kind: TidbCluster
+metadata: {name: v16pd}
+spec:
+  version: v8.5.0
+  discovery:
+    securityContext: {runAsNonRoot: true}
+    automountServiceAccountToken: false
+  pd:
+    replicas: 1
+    requests: {storage: 1Gi}
+    volumeAttributesClassName: fast
+    automountServiceAccountToken: false
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+    storageVolumes:
+    - {name: log, storageSize: 1Gi, volumeAttributesClassName: slow}
+`
+
+// TestV16FieldsReachTheObjects runs the operator on a cluster using the v1.6
+// fields: the API server accepts the PD StatefulSet built from them (its
+// container securityContext, no service account token, volume attributes
+// classes on the claim templates) and discovery's container securityContext,
+// and the Unsupported condition names what is not acted on.
+func TestV16FieldsReachTheObjects(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	operator.StartManager(t, env.Namespace, nil)
+	framework.ApplyYAML(t, env.Ctx, v16PD, env.Namespace)
+	var sts *appsv1.StatefulSet
+	framework.WaitFor(t, env.Ctx, time.Minute, "StatefulSet v16pd-pd exists", func(ctx context.Context) (bool, error) {
+		var err error
+		sts, err = env.Kube.AppsV1().StatefulSets(env.Namespace).Get(ctx, "v16pd-pd", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	pod := sts.Spec.Template.Spec
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("pd pod automountServiceAccountToken = %v, want false", pod.AutomountServiceAccountToken)
+	}
+	if sc := pod.Containers[0].SecurityContext; sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 {
+		t.Errorf("pd container securityContext = %+v", sc)
+	}
+	classes := map[string]string{}
+	for _, c := range sts.Spec.VolumeClaimTemplates {
+		if c.Spec.VolumeAttributesClassName != nil {
+			classes[c.Name] = *c.Spec.VolumeAttributesClassName
+		}
+	}
+	if classes["pd"] != "fast" || classes["pd-log"] != "slow" {
+		t.Errorf("claim template classes = %v, want pd fast, pd-log slow", classes)
+	}
+	framework.WaitFor(t, env.Ctx, time.Minute, "discovery runs as non-root", func(ctx context.Context) (bool, error) {
+		d, err := env.Kube.AppsV1().Deployments(env.Namespace).Get(ctx, "v16pd-discovery", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		sc := d.Spec.Template.Spec.Containers[0].SecurityContext
+		return sc != nil && sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && d.Spec.Template.Spec.AutomountServiceAccountToken == nil, nil
+	})
+	pc := versioned.NewForConfigOrDie(env.Config)
+	framework.WaitFor(t, env.Ctx, time.Minute, "Unsupported names discovery's token", func(ctx context.Context) (bool, error) {
+		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "v16pd", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(tc.Status.Conditions, v1alpha1.TidbClusterUnsupported)
+		framework.Observef(ctx, "unsupported %+v", c)
+		return c != nil && c.Status == metav1.ConditionTrue &&
+			strings.HasSuffix(c.Message, ": spec.discovery.automountServiceAccountToken"), nil
+	})
+}
