@@ -93,7 +93,9 @@ kwok_stage_dir() {
 }
 
 # write_kwok_config writes ${STATE_DIR}/kwok.yaml: the fast node, pod and volume Stages, and
-# ${STATE_DIR}/storage-class.yaml: KWOK's default StorageClass (without it PVCs stay Pending).
+# ${STATE_DIR}/storage-class.yaml: KWOK's default StorageClass (without it PVCs stay Pending), and
+# kwok-expandable, the same with allowVolumeExpansion (the volume stages serve both; the simulator plays
+# the CSI resizer for it).
 write_kwok_config() {
   local stages f
   [[ -f "${STATE_DIR}/kwok.yaml" && -f "${STATE_DIR}/storage-class.yaml" ]] && return 0
@@ -105,11 +107,25 @@ write_kwok_config() {
     [[ -f "${stages}/${f}.yaml" ]] || die "KWOK ${KWOK_VERSION} does not ship ${stages}/${f}.yaml"
     {
       echo "---"
-      cat "${stages}/${f}.yaml"
+      sed "s/self.spec.storageClassName == 'kwok-volume'/self.spec.storageClassName in ['kwok-volume', 'kwok-expandable']/" \
+        "${stages}/${f}.yaml"
     } >>"${STATE_DIR}/kwok.yaml.tmp"
   done
   mv "${STATE_DIR}/kwok.yaml.tmp" "${STATE_DIR}/kwok.yaml"
-  cp "${stages}/volume/fast/storage-class.yaml" "${STATE_DIR}/storage-class.yaml"
+  {
+    cat "${stages}/volume/fast/storage-class.yaml"
+    cat <<'EOF'
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: kwok-expandable
+provisioner: kwok.x-k8s.io/volume
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+allowVolumeExpansion: true
+EOF
+  } >"${STATE_DIR}/storage-class.yaml"
 }
 
 # nodes_yaml prints NODES fake Nodes managed by KWOK, spread over three zones, with room for

@@ -41,6 +41,7 @@ type Watcher struct {
 	pods      corelisters.PodLister
 	pvcs      corelisters.PersistentVolumeClaimLister
 	tcs       *tidbClusterWatch
+	resizer   *resizer
 }
 
 // NewWatcher builds the informers; namespace "" watches all namespaces. tcs may be nil (no TidbCluster
@@ -63,6 +64,7 @@ func NewWatcher(reg *Registry, kube kubernetes.Interface, namespace string, tcs 
 	}
 	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(handler)
 	_, _ = factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(handler)
+	w.resizer = newResizer(kube, factory.Core().V1().PersistentVolumeClaims().Informer(), log)
 	if tcs != nil {
 		tcs.onChange = func(key ClusterKey) { w.queue.Add(key) }
 	}
@@ -89,6 +91,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 		for w.processNext(ctx) {
 		}
 	}()
+	go w.resizer.run(ctx)
 	w.log.Info("watching pods and PVCs", "namespace", w.namespace, "selector", LabelManagedBy+"="+ManagedByValue)
 	return nil
 }

@@ -82,11 +82,17 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	c.recordSpecReplicas(tc)
 
 	ctx, blockers := flow.WithBlockers(ctx)
+	ctx, revisits := flow.WithRevisits(ctx)
 	ctx = flow.WithMemo(ctx)
 	syncErr := c.validate(tc, original)
 	if syncErr == nil {
 		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
 		syncErr = c.runComponents(ctx, tc)
+		if syncErr == nil {
+			// Work members started and come back to (a PVC being expanded)
+			// keeps the cluster Progressing and brings the next sync.
+			syncErr = revisits.Err()
+		}
 		if apierrors.IsInvalid(syncErr) {
 			syncErr = c.refused(tc, original, syncErr)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -294,5 +295,38 @@ func TestStatusOnlyUpdatesAreNotResynced(t *testing.T) {
 		if statusOnly(old, tc) {
 			t.Errorf("a %s change must be synced", name)
 		}
+	}
+}
+
+// revisitingStub asks for a revisit and does not wait.
+type revisitingStub struct{ stubComponent }
+
+func (s *revisitingStub) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	flow.RevisitAfter(ctx, 10*time.Second, "pd: waiting for PVC pd-basic-pd-0 to expand")
+	return s.stubComponent.Sync(ctx, tc)
+}
+
+// TestRevisitRunsLaterMembersAndKeepsProgressing: a member that asks for a
+// revisit does not stop the members after it, and the sync ends as a wait
+// naming it, so the cluster stays Progressing and comes back.
+func TestRevisitRunsLaterMembersAndKeepsProgressing(t *testing.T) {
+	t.Parallel()
+	deps := controller.NewFakeDependencies()
+	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), newTC(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first, second := &revisitingStub{stubComponent{name: "pd"}}, &stubComponent{name: "tikv"}
+	control := NewDefaultControl([]Component{first, second}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, deps.Metrics, nil)
+	got, err := syncOnce(t, deps, control, "basic")
+	re, waiting := flow.AsRequeue(err)
+	if !waiting || re.After != 10*time.Second || !strings.Contains(re.Reason, "pd-basic-pd-0") {
+		t.Fatalf("sync returned %v, want a wait of 10s naming the PVC", err)
+	}
+	if second.runs != 1 {
+		t.Fatalf("the member after the revisiting one ran %d times, want 1", second.runs)
+	}
+	progressing := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterProgressing)
+	if progressing == nil || progressing.Status != metav1.ConditionTrue || !strings.Contains(progressing.Message, "pd-basic-pd-0") {
+		t.Fatalf("Progressing = %+v, want True naming the PVC", progressing)
 	}
 }

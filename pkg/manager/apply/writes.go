@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -51,6 +52,15 @@ func (a *Applier) AnnotatePod(ctx context.Context, owner *v1alpha1.TidbCluster, 
 // AnnotatePVC merges annotations into the PVC name's annotations.
 func (a *Applier) AnnotatePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, annotations map[string]string) error {
 	patch := metaPatch(nil, annotations)
+	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
+}
+
+// ResizePVC asks for size as the PVC name's storage request (the storage
+// driver then expands the volume). A failure records a FailedPatch event.
+func (a *Applier) ResizePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, size resource.Quantity) error {
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"resources": map[string]any{
+		"requests": map[string]string{string(corev1.ResourceStorage): size.String()}}}})
 	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
 }

@@ -87,6 +87,7 @@ func (m *Manager) steps() []step {
 		{"failover", m.failover},
 		{"scale and upgrade", m.lifecycle},
 		{"apply", m.apply},
+		{"volumes", m.volumes},
 	}
 }
 
