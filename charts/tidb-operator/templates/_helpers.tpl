@@ -62,6 +62,22 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [backups/status, restores/status]
   verbs: [patch]
+# The Backup and Restore controllers write Scheduled, RetryFailed, Failed, Prepare, Stopped and
+# status.backoffRetryStatus through the status subresource (update, guarded by resourceVersion);
+# the Backup finalizer tidb.pingcap.com/backup-protection is added and removed by merge patch
+# (backups patch, below).
+- apiGroups: [pingcap.com]
+  resources: [backups/status, restores/status]
+  verbs: [update]
+# Backup and Restore Jobs run the backup-manager: cached (list/watch, filtered by managed-by
+# backup-operator / restore-operator), created, and deleted to retry a failed backup or clean.
+# Their ownerReference blocks owner deletion (the finalizers subresource, see tidbclusters).
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, watch, create]
+- apiGroups: [pingcap.com]
+  resources: [backups/finalizers, restores/finalizers]
+  verbs: [update]
 # BackupSchedules create their Backups, delete old ones and move the log backup's
 # spec.logTruncateUntil forward (merge patch); their status (lastBackup, lastBackupTime, ...) is
 # patched through the subresource; the created Backups carry the schedule as blockOwnerDeletion
