@@ -17,12 +17,13 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0
 VERSION_PKG := github.com/kubetidb/tidb-operator/pkg/version
 LDFLAGS   += -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null) -X $(VERSION_PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-## build: static binaries tidb-controller-manager, tidb-discovery and tidb-simulator in $(BIN_DIR)
+## build: static binaries tidb-controller-manager, tidb-discovery, tidb-simulator and backup-manager in $(BIN_DIR)
 build:
 	@mkdir -p $(BIN_DIR)
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/tidb-controller-manager ./cmd/controller-manager
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/tidb-discovery ./cmd/discovery
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/tidb-simulator ./cmd/tidb-simulator
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/backup-manager ./cmd/backup-manager
 
 ## test: unit tests, then integration tests against a real local control plane
 test: test-unit test-integration
