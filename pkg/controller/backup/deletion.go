@@ -73,14 +73,20 @@ func (c *backupControl) delete(ctx context.Context, b *v1alpha1.Backup) error {
 }
 
 // stopForDeletion stops a log backup that is being deleted and reports
-// whether it is stopped: never started, Stopped, or its stop Job finished.
+// whether it is stopped: its start Job never completed, it is Stopped, or
+// its stop Job finished.
 func (c *backupControl) stopForDeletion(ctx context.Context, b, d *v1alpha1.Backup) (bool, error) {
 	if condition.IsBackupTrue(b, v1alpha1.BackupStopped) {
 		return true, nil
 	}
 	start, err := c.job(b.Namespace, LogJobName(b.Name, logStart))
-	if err != nil || start == nil {
-		return start == nil, err
+	if err != nil {
+		return false, err
+	}
+	if start == nil || !jobComplete(start) {
+		// The log task never started (or its start Job is still going and
+		// is deleted with the Backup): there is nothing to stop.
+		return true, nil
 	}
 	stop, err := c.job(b.Namespace, LogJobName(b.Name, logStop))
 	if err != nil {

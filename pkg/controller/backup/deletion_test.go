@@ -143,6 +143,7 @@ func TestDeletedLogBackupIsStoppedFirst(t *testing.T) {
 	b := deletedBackup(v1alpha1.CleanPolicyTypeRetain)
 	b.Spec.BackupMode = v1alpha1.BackupModeLog
 	start := newLogJob(defaulted(b), cluster(), testImage, logStart)
+	start.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: "True"}}
 	deps, c := backupFixture(t, b, cluster(), start)
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
@@ -156,5 +157,18 @@ func TestDeletedLogBackupIsStoppedFirst(t *testing.T) {
 	}
 	if hasStoredFinalizer(t, deps) || storedJob(t, deps, "clean-bk") != nil {
 		t.Fatal("want the Retain log backup released after the stop, without cleaning")
+	}
+}
+
+func TestDeletedLogBackupThatNeverStartedIsNotStopped(t *testing.T) {
+	t.Parallel()
+	b := deletedBackup(v1alpha1.CleanPolicyTypeRetain)
+	b.Spec.BackupMode = v1alpha1.BackupModeLog
+	deps, c := backupFixture(t, b, cluster(), newLogJob(defaulted(b), cluster(), testImage, logStart))
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	if storedJob(t, deps, "backup-bk-stop") != nil || hasStoredFinalizer(t, deps) {
+		t.Fatal("want the log backup whose start Job never completed released without a stop Job")
 	}
 }
