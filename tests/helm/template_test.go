@@ -149,7 +149,9 @@ func TestChartRendersEachMode(t *testing.T) {
 		if len(crb.Subjects) != 1 || crb.Subjects[0].Namespace != "tidb-admin" || crb.Subjects[0].Name != serviceAccount {
 			t.Errorf("ClusterRoleBinding subjects: %+v", crb.Subjects)
 		}
-		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=true", "-manage-persistent-volumes=true")
+		// Discovery and backup Jobs run the operator's own image, at its version.
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=true", "-manage-persistent-volumes=true",
+			"-tidb-discovery-image=kubetidb/tidb-operator:v0.1.0", "-tidb-backup-manager-image=kubetidb/tidb-operator:v0.1.0")
 	})
 	t.Run("namespaced", func(t *testing.T) {
 		r := renderChart(t, "clusterScoped=false")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/version"
 )
 
 // Options are the command-line settings of the controller-manager.
@@ -40,10 +41,23 @@ type Options struct {
 	ShutdownGraceTime time.Duration
 }
 
+// OperatorImage is the image this build ships in, pinned to its version:
+// the default of the discovery and backup-manager images, as the TiDB
+// Operator pins its own, so a cluster never runs a floating tag.
+func OperatorImage() string { return "kubetidb/tidb-operator:" + version.Get().GitVersion }
+
+// defaultCLIConfig is the controller's defaults with the images pinned to
+// this build (OperatorImage).
+func defaultCLIConfig() *controller.CLIConfig {
+	c := controller.DefaultCLIConfig()
+	c.TiDBDiscoveryImage, c.TiDBBackupManagerImage = OperatorImage(), OperatorImage()
+	return c
+}
+
 // NewOptions returns the defaults of every flag.
 func NewOptions() *Options {
 	return &Options{
-		Controller:        controller.DefaultCLIConfig(),
+		Controller:        defaultCLIConfig(),
 		MetricsAddr:       ":6060",
 		HealthAddr:        ":6061",
 		LeaderElect:       true,

@@ -18,7 +18,6 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
-	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 )
@@ -30,7 +29,7 @@ func renderMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "TidbCluster YAML file to render ('-' for standard input).")
-	image := fs.String("tidb-discovery-image", controller.DefaultCLIConfig().TiDBDiscoveryImage, "Image of the discovery Deployment.")
+	image := fs.String("tidb-discovery-image", OperatorImage(), "Image of the discovery Deployment.")
 	namespace := fs.String("namespace", "default", "Namespace of clusters whose YAML names none.")
 	if err := fs.Parse(args); err != nil {
 		return 2

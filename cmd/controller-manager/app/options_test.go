@@ -1,0 +1,33 @@
+package app
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/kubetidb/tidb-operator/pkg/version"
+)
+
+// TestImagesDefaultToThisBuild: without flags the discovery and
+// backup-manager images are this build's image at its own version, never a
+// floating tag; the flags still override them.
+func TestImagesDefaultToThisBuild(t *testing.T) {
+	want := "kubetidb/tidb-operator:" + version.Get().GitVersion
+	o := NewOptions()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{"discovery": o.Controller.TiDBDiscoveryImage, "backup-manager": o.Controller.TiDBBackupManagerImage} {
+		if got != want || strings.HasSuffix(got, ":latest") {
+			t.Errorf("%s image defaults to %q, want %q", name, got, want)
+		}
+	}
+	if err := fs.Parse([]string{"-tidb-discovery-image=example.com/d:v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Controller.TiDBDiscoveryImage != "example.com/d:v1" {
+		t.Errorf("the flag did not override the discovery image: %q", o.Controller.TiDBDiscoveryImage)
+	}
+}
