@@ -32,7 +32,7 @@ func newControllers(deps *controller.Dependencies) ([]runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Backup, Restore and BackupSchedule are validated and reported, not run yet.
+	// Backups and Restores run as Jobs of the backup-manager (pkg/controller/backup).
 	bk, err := backup.NewBackupController(deps)
 	if err != nil {
 		return nil, err
