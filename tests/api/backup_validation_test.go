@@ -35,7 +35,8 @@ spec:
 // and an invalid Backup to a real apiserver with the operator running: the
 // invalid one gets a FailedValidation event, a True Invalid condition and
 // phase Invalid through the status subresource, cleared once the spec is
-// fixed; the valid ones get an Accepted event and no Invalid condition.
+// fixed; the valid ones run (here they wait for their missing TidbCluster:
+// a GetTidbClusterFailed event) and get no Invalid condition.
 func TestBackupValidationReportsInvalidSpecs(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
@@ -61,22 +62,23 @@ func TestBackupValidationReportsInvalidSpecs(t *testing.T) {
 	})
 	waitEvent(t, env, "gcs-no-project", "FailedValidation", corev1.EventTypeWarning, "spec.gcs")
 
-	// The valid examples: accepted (the event says they are not run) and never Invalid.
-	for _, name := range []string{"basic-snapshot", "basic-restore", "basic-nightly"} {
-		waitEvent(t, env, name, "Accepted", corev1.EventTypeNormal, "by this operator version")
+	// The valid examples run: they wait for the TidbCluster basic, which this
+	// namespace lacks, and are never Invalid.
+	for _, name := range []string{"basic-snapshot", "basic-restore"} {
+		waitEvent(t, env, name, "GetTidbClusterFailed", corev1.EventTypeWarning, "basic")
 	}
 	b, err := backups.Get(ctx, "basic-snapshot", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Status.Phase != "" || len(b.Status.Conditions) != 0 {
+	if b.Status.Phase != v1alpha1.BackupRetryFailed || findCondition(b, v1alpha1.BackupInvalid) != nil {
 		t.Errorf("a valid Backup got status %+v", b.Status)
 	}
 	r, err := pc.PingcapV1alpha1().Restores(env.Namespace).Get(ctx, "basic-restore", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status.Phase != "" || len(r.Status.Conditions) != 0 {
+	if r.Status.Phase != v1alpha1.RestoreRetryFailed {
 		t.Errorf("a valid Restore got status %+v", r.Status)
 	}
 
@@ -91,9 +93,9 @@ func TestBackupValidationReportsInvalidSpecs(t *testing.T) {
 			return false, err
 		}
 		framework.Observef(ctx, "phase %q conditions %+v", b.Status.Phase, b.Status.Conditions)
-		return findCondition(b, v1alpha1.BackupInvalid) == nil && b.Status.Phase == "", nil
+		return findCondition(b, v1alpha1.BackupInvalid) == nil && b.Status.Phase != v1alpha1.BackupInvalid, nil
 	})
-	waitEvent(t, env, "gcs-no-project", "Accepted", corev1.EventTypeNormal, "generation 2")
+	waitEvent(t, env, "gcs-no-project", "GetTidbClusterFailed", corev1.EventTypeWarning, "basic")
 }
 
 func findCondition(b *v1alpha1.Backup, typ v1alpha1.BackupConditionType) *v1alpha1.BackupCondition {
