@@ -1,0 +1,217 @@
+//go:build integration
+
+package backup
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/backup/condition"
+	"github.com/kubetidb/tidb-operator/pkg/backup/storage"
+)
+
+// metaSize is the stand-in br's backupmeta size for its default BackupTS.
+const (
+	defaultTS = "450000000000000001"
+	metaSize  = int64(len("backupmeta end-version=") + len(defaultTS))
+)
+
+// dataSize is the size of n stand-in data files (file i has 1000*(i+1) bytes).
+func dataSize(n int) int64 { return int64(1000 * n * (n + 1) / 2) }
+
+// TestBackupToS3CompletesAndCleanEmptiesOnlyItsPrefix runs a snapshot
+// backup to the real S3 server with the Job's arguments: the Backup ends
+// Complete with the size summed from the bucket, its path and BR's TSO, the
+// objects are in the bucket, BR got the S3 options; then `clean` (small
+// pages and batches) deletes exactly that prefix: a sibling prefix sharing
+// its first letters and another prefix survive.
+func TestBackupToS3CompletesAndCleanEmptiesOnlyItsPrefix(t *testing.T) {
+	f := newFixture(t)
+	ctx := f.env.Ctx
+	srv := startS3(t, ctx)
+	srv.put(t, ctx, "cluster-a/backup-10/keep.sst", 7)
+	srv.put(t, ctx, "other/keep.sst", 9)
+	f.createBackup(t, "backup-1", srv.provider("/cluster-a/backup-1/"), func(b *v1alpha1.Backup) {
+		b.Spec.CleanPolicy = v1alpha1.CleanPolicyTypeDelete
+		b.Spec.CleanOption = &v1alpha1.CleanOption{PageSize: 2, BatchConcurrency: 2}
+		b.Spec.BR.Concurrency = ptrTo[uint32](4)
+		b.Spec.BR.Options = []string{"--lastbackupts=0"}
+	})
+
+	code, out := f.runManager(t, []string{"STANDIN_BR_FILES=5"},
+		"backup", "--namespace="+f.env.Namespace, "--backupName=backup-1", "--tikvVersion=v8.5.0")
+	if code != 0 {
+		t.Fatalf("backup-manager backup exited %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, `"Full Backup success summary"`) || !strings.Contains(out, "Full Backup <-----> 100.00%") {
+		t.Errorf("backup-manager did not stream BR's output:\n%s", out)
+	}
+	b := f.backup(t, "backup-1")
+	wantSize := dataSize(5) + metaSize
+	if !condition.IsBackupComplete(b) || b.Status.Phase != v1alpha1.BackupComplete {
+		t.Fatalf("backup is not Complete: %+v", b.Status)
+	}
+	if !condition.IsBackupRunning(b) {
+		t.Errorf("Running was never recorded: %+v", b.Status.Conditions)
+	}
+	if b.Status.BackupPath != "s3://backups/cluster-a/backup-1" || b.Status.BackupSize != wantSize ||
+		b.Status.BackupSizeReadable != "15.0 kB" || b.Status.CommitTs != defaultTS {
+		t.Errorf("status = path %q size %d (%q) commitTs %q, want s3://backups/cluster-a/backup-1, %d (15.0 kB), %s",
+			b.Status.BackupPath, b.Status.BackupSize, b.Status.BackupSizeReadable, b.Status.CommitTs, wantSize, defaultTS)
+	}
+	if b.Status.TimeStarted.IsZero() || b.Status.TimeCompleted.IsZero() || b.Status.TimeTaken == "" ||
+		b.Status.TimeCompleted.Before(&b.Status.TimeStarted) {
+		t.Errorf("times = started %v completed %v taken %q", b.Status.TimeStarted, b.Status.TimeCompleted, b.Status.TimeTaken)
+	}
+	objs := srv.list(t, ctx, "cluster-a/backup-1/")
+	var sum int64
+	for _, s := range objs {
+		sum += s
+	}
+	if len(objs) != 6 || sum != wantSize || objs["cluster-a/backup-1/backupmeta"] != metaSize {
+		t.Errorf("bucket holds %v (sum %d), want 5 data files and the backupmeta, %d bytes", objs, sum, wantSize)
+	}
+	args := strings.Fields(f.brArgs(t)[0])
+	for _, want := range []string{"backup", "full", "--pd=basic-pd." + f.env.Namespace + ":2379",
+		"--storage=s3://backups/cluster-a/backup-1?force-path-style=true", "--s3.region=us-east-1",
+		"--s3.endpoint=" + srv.endpoint, "--s3.provider=minio", "--concurrency=4", "--lastbackupts=0"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("br args %v lack %q", args, want)
+		}
+	}
+
+	code, out = f.runManager(t, nil, "clean", "--namespace="+f.env.Namespace, "--backupName=backup-1")
+	if code != 0 {
+		t.Fatalf("backup-manager clean exited %d:\n%s", code, out)
+	}
+	if left := srv.list(t, ctx, "cluster-a/backup-1/"); len(left) != 0 {
+		t.Errorf("clean left %v", left)
+	}
+	for _, k := range []string{"cluster-a/backup-10/keep.sst", "other/keep.sst"} {
+		if _, ok := srv.list(t, ctx, k)[k]; !ok {
+			t.Errorf("clean deleted %s, outside the backup's prefix", k)
+		}
+	}
+	b = f.backup(t, "backup-1")
+	if !condition.IsBackupClean(b) || condition.IsBackupCleanFailed(b) {
+		t.Errorf("after clean: %+v", b.Status.Conditions)
+	}
+	if !condition.IsBackupComplete(b) {
+		t.Errorf("clean dropped Complete: %+v", b.Status.Conditions)
+	}
+}
+
+// TestFailingBRRecordsFailed: BR exits non-zero; the Backup ends Failed
+// with the reason and BR's last lines, the process exits 1 (so the Job
+// fails), and no Complete is recorded.
+func TestFailingBRRecordsFailed(t *testing.T) {
+	f := newFixture(t)
+	srv := startS3(t, f.env.Ctx)
+	f.createBackup(t, "doomed", srv.provider("cluster-a/doomed"), nil)
+	code, out := f.runManager(t, []string{"STANDIN_BR_FAIL=connect to PD basic-pd:2379 refused"},
+		"backup", "--namespace="+f.env.Namespace, "--backupName=doomed", "--tikvVersion=v8.5.0")
+	if code != 1 {
+		t.Fatalf("backup-manager exited %d, want 1:\n%s", code, out)
+	}
+	b := f.backup(t, "doomed")
+	c := condition.GetBackupCondition(&b.Status, v1alpha1.BackupFailed)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "ToolFailed" ||
+		!strings.Contains(c.Message, "connect to PD basic-pd:2379 refused") || b.Status.Phase != v1alpha1.BackupFailed {
+		t.Fatalf("Failed condition = %+v (phase %s)", c, b.Status.Phase)
+	}
+	if condition.IsBackupComplete(b) || b.Status.BackupSize != 0 {
+		t.Errorf("a failed backup reports completion: %+v", b.Status)
+	}
+}
+
+// TestRestoreFromS3Completes restores the data a backup left: Running, then
+// Complete with the backup's TSO read back from storage by the stand-in br.
+func TestRestoreFromS3Completes(t *testing.T) {
+	f := newFixture(t)
+	srv := startS3(t, f.env.Ctx)
+	f.createBackup(t, "source", srv.provider("cluster-a/source"), nil)
+	if code, out := f.runManager(t, []string{"STANDIN_BR_TS=451111111111111111"},
+		"backup", "--namespace="+f.env.Namespace, "--backupName=source"); code != 0 {
+		t.Fatalf("backup exited %d:\n%s", code, out)
+	}
+	r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "restore-1", Namespace: f.env.Namespace},
+		Spec: v1alpha1.RestoreSpec{StorageProvider: srv.provider("cluster-a/source"), BR: &v1alpha1.BRConfig{Cluster: "target"}}}
+	if _, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Create(f.env.Ctx, r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := f.runManager(t, nil, "restore", "--namespace="+f.env.Namespace, "--restoreName=restore-1", "--tikvVersion=v8.5.0")
+	if code != 0 {
+		t.Fatalf("restore exited %d:\n%s", code, out)
+	}
+	got, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Get(f.env.Ctx, "restore-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !condition.IsRestoreComplete(got) || !condition.IsRestoreRunning(got) || got.Status.CommitTs != "451111111111111111" ||
+		got.Status.TimeTaken == "" {
+		t.Errorf("restore status = %+v", got.Status)
+	}
+	args := f.brArgs(t)
+	if last := args[len(args)-1]; !strings.HasPrefix(last, "restore full --pd=target-pd."+f.env.Namespace+":2379 --storage=s3://backups/cluster-a/source") {
+		t.Errorf("br restore args = %q", last)
+	}
+}
+
+// TestBackupToLocalVolume backs up to a local volume (the mount path is a
+// temp dir here) and cleans it: the size is summed from the files, and
+// clean leaves a sibling directory alone.
+func TestBackupToLocalVolume(t *testing.T) {
+	f := newFixture(t)
+	mount := t.TempDir()
+	sp := v1alpha1.StorageProvider{Local: &v1alpha1.LocalStorageProvider{Prefix: "cluster-a/local-1",
+		VolumeMount: corev1.VolumeMount{Name: "nfs", MountPath: mount}}}
+	f.createBackup(t, "local-1", sp, nil)
+	sibling, err := storage.LocationOf(v1alpha1.StorageProvider{Local: &v1alpha1.LocalStorageProvider{Prefix: "cluster-a/local-10",
+		VolumeMount: corev1.VolumeMount{MountPath: mount}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putLocal(t, sibling, "keep.sst")
+	if code, out := f.runManager(t, nil, "backup", "--namespace="+f.env.Namespace, "--backupName=local-1"); code != 0 {
+		t.Fatalf("backup exited %d:\n%s", code, out)
+	}
+	b := f.backup(t, "local-1")
+	if !condition.IsBackupComplete(b) || b.Status.BackupPath != "local://"+mount+"/cluster-a/local-1" ||
+		b.Status.BackupSize != dataSize(3)+metaSize {
+		t.Fatalf("status = %+v", b.Status)
+	}
+	if code, out := f.runManager(t, nil, "clean", "--namespace="+f.env.Namespace, "--backupName=local-1"); code != 0 {
+		t.Fatalf("clean exited %d:\n%s", code, out)
+	}
+	loc, _ := storage.LocationOf(sp)
+	if left := objectsUnder(t, f.env.Ctx, loc); len(left) != 0 {
+		t.Errorf("clean left %v", left)
+	}
+	if kept := objectsUnder(t, f.env.Ctx, sibling); len(kept) != 1 {
+		t.Errorf("clean touched the sibling prefix: %v", kept)
+	}
+	if !condition.IsBackupClean(f.backup(t, "local-1")) {
+		t.Error("Clean not recorded")
+	}
+}
+
+// putLocal writes one small object under loc.
+func putLocal(t *testing.T, loc storage.Location, name string) {
+	t.Helper()
+	b, err := storage.Open(t.Context(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	if err := b.Put(t.Context(), loc.ObjectPrefix()+name, []byte("keep")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ptrTo returns a pointer to v.
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,172 @@
+//go:build integration
+
+// Command standinbr stands in for BR in the backup tests (BR needs TiKV). It
+// takes BR's command line, writes what BR writes under --storage through the
+// same storage library (a backupmeta and data files: backup), reads the
+// backupmeta back (restore), prints BR-like progress and summary lines, and
+// records its arguments.
+//
+// Environment:
+//
+//	STANDIN_BR_ARGS_FILE  append the arguments, one line per run, to this file
+//	STANDIN_BR_FAIL       when set, print that message as BR's error and exit 1
+//	STANDIN_BR_FILES      number of data files (default 3); file i has 1000*(i+1) bytes
+//	STANDIN_BR_TS         the BackupTS to report (default 450000000000000001)
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/backup/storage"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "[%s] [ERROR] [main.go:1] [\"br failed\"] [error=%q]\n", stamp(), err.Error())
+		os.Exit(1)
+	}
+}
+
+// stamp is BR's log time format.
+func stamp() string { return time.Now().Format("2006/01/02 15:04:05.000 -07:00") }
+
+func run(args []string) error {
+	if f := os.Getenv("STANDIN_BR_ARGS_FILE"); f != "" {
+		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintln(fh, strings.Join(args, " "))
+		_ = fh.Close()
+	}
+	if len(args) < 2 {
+		return fmt.Errorf("usage: br backup|restore <type> [flags]")
+	}
+	fmt.Printf("Detail BR log in /tmp/br.log.%d\n", os.Getpid())
+	if msg := os.Getenv("STANDIN_BR_FAIL"); msg != "" {
+		fmt.Printf("[%s] [INFO] [collector.go:77] [\"Full Backup failed summary\"] [total-ranges=0] [ranges-succeed=0] [ranges-failed=1]\n", stamp())
+		return fmt.Errorf("%s", msg)
+	}
+	flags := parseFlags(args[2:])
+	loc, err := locationOf(flags)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	b, err := storage.Open(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	ts := os.Getenv("STANDIN_BR_TS")
+	if ts == "" {
+		ts = "450000000000000001"
+	}
+	switch args[0] {
+	case "backup":
+		return backup(ctx, b, loc, args[1], ts)
+	case "restore":
+		return restore(ctx, b, loc, args[1], ts)
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// backup writes a backupmeta and the data files, then BR's summary.
+func backup(ctx context.Context, b storage.Bucket, loc storage.Location, kind, ts string) error {
+	n := 3
+	if v := os.Getenv("STANDIN_BR_FILES"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	var size int64
+	for i := range n {
+		data := make([]byte, 1000*(i+1))
+		key := fmt.Sprintf("%s/1_%d_%d_default.sst", loc.Prefix, i+2, i+7)
+		if err := b.Put(ctx, key, data); err != nil {
+			return err
+		}
+		size += int64(len(data))
+		fmt.Printf("%s Backup <%s> %.2f%%\n", title(kind), strings.Repeat("-", i+1), float64(i+1)*100/float64(n))
+	}
+	meta := []byte("backupmeta end-version=" + ts)
+	if err := b.Put(ctx, loc.Prefix+"/backupmeta", meta); err != nil {
+		return err
+	}
+	size += int64(len(meta))
+	fmt.Printf("[%s] [INFO] [collector.go:77] [\"%s Backup success summary\"] [total-ranges=%d] [ranges-succeed=%d] [ranges-failed=0] [total-take=1.2s] [total-kv=%d] [total-kv-size=%dB] [average-speed=1kB/s] [backup-data-size(after-compressed)=%dB] [Size=%d] [BackupTS=%s]\n",
+		stamp(), title(kind), n, n, n*10, size, size, size, ts)
+	return nil
+}
+
+// restore reads the backupmeta back (a restore of nothing fails, as BR's does).
+func restore(ctx context.Context, b storage.Bucket, loc storage.Location, kind, ts string) error {
+	meta, err := storage.Read(ctx, b, loc.Prefix+"/backupmeta")
+	if err != nil {
+		return fmt.Errorf("reading the backupmeta: %w", err)
+	}
+	if v, ok := strings.CutPrefix(string(meta), "backupmeta end-version="); ok {
+		ts = v
+	}
+	fmt.Printf("%s Restore <------> 100.00%%\n", title(kind))
+	fmt.Printf("[%s] [INFO] [collector.go:77] [\"%s Restore success summary\"] [total-ranges=3] [ranges-succeed=3] [ranges-failed=0] [restore-data-size(after-compressed)=6kB] [Size=6000] [BackupTS=%s] [total-kv=30] [total-kv-size=6kB]\n",
+		stamp(), title(kind), ts)
+	return nil
+}
+
+// title is "Full" for full, "Database" for db, as BR names them.
+func title(kind string) string {
+	switch kind {
+	case "db":
+		return "Database"
+	case "table":
+		return "Table"
+	case "raw":
+		return "Raw"
+	case "point":
+		return "PITR"
+	}
+	return "Full"
+}
+
+// parseFlags reads --k=v flags.
+func parseFlags(args []string) map[string]string {
+	out := map[string]string{}
+	for _, a := range args {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// locationOf reads --storage and the --s3.* flags into a Location.
+func locationOf(flags map[string]string) (storage.Location, error) {
+	u, err := url.Parse(flags["storage"])
+	if err != nil || u.Scheme == "" {
+		return storage.Location{}, fmt.Errorf("bad --storage %q", flags["storage"])
+	}
+	var sp v1alpha1.StorageProvider
+	switch u.Scheme {
+	case "s3":
+		s3 := &v1alpha1.S3StorageProvider{Bucket: u.Host, Prefix: u.Path, Endpoint: flags["s3.endpoint"],
+			Region: flags["s3.region"], Provider: flags["s3.provider"]}
+		if v := u.Query().Get("force-path-style"); v != "" {
+			b := v == "true"
+			s3.ForcePathStyle = &b
+		}
+		sp.S3 = s3
+	case "local":
+		sp.Local = &v1alpha1.LocalStorageProvider{}
+		sp.Local.VolumeMount.MountPath = "/"
+		sp.Local.Prefix = u.Path
+	default:
+		return storage.Location{}, fmt.Errorf("the stand-in br knows s3 and local storage, not %q", u.Scheme)
+	}
+	return storage.LocationOf(sp)
+}
