@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
@@ -38,6 +39,7 @@ func backupPodOptions(s *v1alpha1.BackupSpec) podOptions {
 		tolerations: s.Tolerations, affinity: s.Affinity, securityContext: s.PodSecurityContext,
 		priorityClassName: s.PriorityClassName, imagePullSecrets: s.ImagePullSecrets,
 		volumes: s.AdditionalVolumes, volumeMounts: s.AdditionalVolumeMounts,
+		automountSAToken: s.AutomountServiceAccountToken,
 	}
 }
 
@@ -117,14 +119,23 @@ func restorePodOptions(s *v1alpha1.RestoreSpec) podOptions {
 		tolerations: s.Tolerations, affinity: s.Affinity, securityContext: s.PodSecurityContext,
 		priorityClassName: s.PriorityClassName, imagePullSecrets: s.ImagePullSecrets,
 		volumes: s.AdditionalVolumes, volumeMounts: s.AdditionalVolumeMounts,
+		automountSAToken: s.AutomountServiceAccountToken,
 	}
 }
 
 // newRestoreJob builds restore-<name>: with spec.br, `restore` with the
 // TiKV version of tc, its TLS flags, --mode=pitr for a PiTR restore, and the
 // BR init container; without it, `import` (lightning) with TiDB's client
-// certificate from spec.to. Pure.
+// certificate from spec.to. spec.backoffLimit, when set, is the Job's. Pure.
 func newRestoreJob(r *v1alpha1.Restore, tc *v1alpha1.TidbCluster, image string) *batchv1.Job {
+	job := buildRestoreJob(r, tc, image)
+	if r.Spec.BackoffLimit > 0 {
+		job.Spec.BackoffLimit = ptr.To(r.Spec.BackoffLimit)
+	}
+	return job
+}
+
+func buildRestoreJob(r *v1alpha1.Restore, tc *v1alpha1.TidbCluster, image string) *batchv1.Job {
 	cluster := ""
 	if r.Spec.BR != nil {
 		cluster = r.Spec.BR.Cluster

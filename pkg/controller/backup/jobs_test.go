@@ -154,6 +154,7 @@ func TestBackupJobCarriesPodFieldsAndTLS(t *testing.T) {
 	s.PriorityClassName = "high"
 	s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
 	s.Env = []corev1.EnvVar{{Name: "EXTRA", Value: "1"}}
+	s.AutomountServiceAccountToken = ptr.To(false)
 	s.ResourceRequirements = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: *resourceQuantity("1")}}
 	tc := cluster()
 	tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}
@@ -162,7 +163,8 @@ func TestBackupJobCarriesPodFieldsAndTLS(t *testing.T) {
 	pod := j.Spec.Template.Spec
 	main := pod.Containers[0]
 	if pod.ServiceAccountName != "sa" || pod.PriorityClassName != "high" || len(pod.Tolerations) != 1 || pod.Affinity == nil ||
-		pod.SecurityContext == nil || len(pod.ImagePullSecrets) != 1 || pod.InitContainers[0].Image != "my/br:v8" {
+		pod.SecurityContext == nil || len(pod.ImagePullSecrets) != 1 || pod.InitContainers[0].Image != "my/br:v8" ||
+		ptr.Deref(pod.AutomountServiceAccountToken, true) {
 		t.Errorf("pod fields not carried: %+v", pod)
 	}
 	if envOf(j)["EXTRA"] != "1" || main.Resources.Limits.Cpu().String() != "1" {
@@ -231,7 +233,11 @@ func TestOtherJobs(t *testing.T) {
 	if j := newLogJob(defaulted(logb), cluster(), testImage, logTruncate); j.Annotations[AnnTruncateUntil] != "4000" {
 		t.Errorf("truncate Job annotations %v", j.Annotations)
 	}
+	pitr.Spec.BackoffLimit = 3
 	r := newRestoreJob(pitr, cluster(), testImage)
+	if ptr.Deref(r.Spec.BackoffLimit, 0) != 3 {
+		t.Errorf("restore Job backoffLimit %v, want spec.backoffLimit 3", r.Spec.BackoffLimit)
+	}
 	if r.Labels["app.kubernetes.io/managed-by"] != "restore-operator" || r.Labels["tidb.pingcap.com/restore"] != "rt" ||
 		r.Labels["app.kubernetes.io/name"] != "restore" || metav1.GetControllerOf(r).Kind != "Restore" {
 		t.Errorf("restore Job labels %v owner %+v", r.Labels, metav1.GetControllerOf(r))

@@ -16,6 +16,7 @@ import (
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/backup/condition"
@@ -93,15 +94,13 @@ func (w *writer) deleteJob(ctx context.Context, j *batchv1.Job) error {
 	uid := j.UID
 	err := w.kube.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &uid},
-		PropagationPolicy: ptrTo(metav1.DeletePropagationBackground),
+		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
 	})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete Job %s/%s: %w", j.Namespace, j.Name, err)
 	}
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // setBackupConditions writes conds into b's status through the status
 // subresource when one changes it, and returns the object to continue with
