@@ -38,6 +38,14 @@ func (a *Applier) DeletePVC(ctx context.Context, owner *v1alpha1.TidbCluster, na
 	return a.recordDelete(ctx, owner, "PersistentVolumeClaim", name, reason, err)
 }
 
+// DeleteStatefulSet deletes the StatefulSet name in the foreground (its
+// pods go first; their PVCs stay), for the reason given.
+func (a *Applier) DeleteStatefulSet(ctx context.Context, owner *v1alpha1.TidbCluster, name, reason string) error {
+	foreground := metav1.DeletePropagationForeground
+	err := a.kube.AppsV1().StatefulSets(owner.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground})
+	return a.recordDelete(ctx, owner, "StatefulSet", name, reason, err)
+}
+
 // UIDIs is the precondition that the object is still the one with uid.
 func UIDIs(uid types.UID) *metav1.Preconditions { return &metav1.Preconditions{UID: &uid} }
 
@@ -54,6 +62,31 @@ func (a *Applier) AnnotatePVC(ctx context.Context, owner *v1alpha1.TidbCluster, 
 	patch := metaPatch(nil, annotations)
 	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
+}
+
+// LabelPod merges labels and annotations into the pod name's metadata
+// (the meta labels the operator syncs from PD). A failure records a
+// FailedPatch event.
+func (a *Applier) LabelPod(ctx context.Context, owner *v1alpha1.TidbCluster, name string, labels, annotations map[string]string) error {
+	patch := metaPatch(labels, annotations)
+	_, err := a.kube.CoreV1().Pods(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "Pod", name, err)
+}
+
+// LabelPVC merges labels and annotations into the PVC name's metadata.
+// A failure records a FailedPatch event.
+func (a *Applier) LabelPVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, labels, annotations map[string]string) error {
+	patch := metaPatch(labels, annotations)
+	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
+}
+
+// LabelPV merges labels and annotations into the (cluster-scoped) PV
+// name's metadata. A failure records a FailedPatch event.
+func (a *Applier) LabelPV(ctx context.Context, owner *v1alpha1.TidbCluster, name string, labels, annotations map[string]string) error {
+	patch := metaPatch(labels, annotations)
+	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
 }
 
 // ResizePVC asks for size as the PVC name's storage request (the storage

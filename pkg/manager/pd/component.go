@@ -27,12 +27,14 @@ type Component struct {
 	failover component.FailoverConfig
 	writer   *apply.Applier
 	recorder record.EventRecorder
+	meta     *Meta
 }
 
 // New returns the PD component over env: it reaches PD through env.PD,
 // stamps transitions with env.Clock and deletes through env.Writer.
 func New(env *component.Env) *Component {
-	return &Component{pd: env.PD, clock: env.Clock, failover: env.Failover(names.PD), writer: env.Writer, recorder: env.Recorder}
+	return &Component{pd: env.PD, clock: env.Clock, failover: env.Failover(names.PD), writer: env.Writer, recorder: env.Recorder,
+		meta: NewMeta(env)}
 }
 
 var (
@@ -73,12 +75,25 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// Observe fills status.pd from PD's API; see observeMembers. Before the
-// StatefulSet exists there is no PD to ask.
+// Observe fills status.pd from PD's API; see observeMembers. Then, unless
+// the cluster is paused, PD's pods, PVCs and PVs get the meta labels
+// (Meta). Before the StatefulSet exists there is no PD to ask.
 func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
 	if sts == nil {
 		tc.Status.PD.Synced = false
 		return nil
 	}
-	return observeMembers(ctx, c.pd, c.clock, tc)
+	if err := observeMembers(ctx, c.pd, c.clock, tc); err != nil || tc.Spec.Paused {
+		return err
+	}
+	return c.meta.SyncMembers(ctx, tc, memberIDs(tc))
+}
+
+// memberIDs maps each PD pod of tc to its member ID.
+func memberIDs(tc *v1alpha1.TidbCluster) map[string]string {
+	ids := make(map[string]string, len(tc.Status.PD.Members))
+	for name, m := range tc.Status.PD.Members {
+		ids[name] = m.ID
+	}
+	return ids
 }

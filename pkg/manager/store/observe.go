@@ -26,7 +26,9 @@ import (
 // failover timers start there. Before the first store registers PD is not
 // bootstrapped: bootStrapped=false, stores untouched. PD unreachable ⇒
 // synced=false and the old stores kept. Before the StatefulSet exists no
-// store can have registered, so PD is not asked.
+// store can have registered, so PD is not asked. Unless the cluster is
+// paused, the stores then get their node's topology labels in PD
+// (syncStoreLabels) and their pods, PVCs and PVs the meta labels.
 func (l *Lifecycle) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
 	s := l.kind.Status(tc)
 	if sts == nil {
@@ -81,7 +83,11 @@ func (l *Lifecycle) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *
 	}
 	s.Stores, s.PeerStores, s.TombstoneStores = nilIfEmpty(stores), nilIfEmpty(peers), nilIfEmpty(gone)
 	s.Synced, s.BootStrapped = true, true
-	return nil
+	if tc.Spec.Paused {
+		return nil
+	}
+	l.syncStoreLabels(ctx, tc, live)
+	return l.syncMeta(ctx, tc)
 }
 
 // storesKey names the PD whose stores tc reads, for the per-sync memo.

@@ -54,12 +54,14 @@ type Lifecycle struct {
 	recorder record.EventRecorder
 	clock    clock.PassiveClock
 	failover component.FailoverConfig
+	nodes    *Nodes
+	meta     *pd.Meta
 }
 
 // New returns the lifecycle of kind's stores over env.
 func New(kind Kind, env *component.Env) *Lifecycle {
 	return &Lifecycle{kind: kind, pd: env.PD, pods: env.Pods, recorder: env.Recorder, clock: env.Clock,
-		failover: env.Failover(kind.Component)}
+		failover: env.Failover(kind.Component), nodes: NewNodes(env.Kube, env.Recorder), meta: pd.NewMeta(env)}
 }
 
 // Client returns the client of the PD tc's stores register with.
