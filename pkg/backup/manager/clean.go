@@ -28,15 +28,24 @@ const (
 
 // CleanOptions are a Backup's spec.cleanOption with defaults applied.
 type CleanOptions struct {
-	PageSize                int
-	BatchConcurrency        int
-	RoutineConcurrency      int
+	// PageSize is how many objects one listing returns.
+	PageSize int
+	// BatchConcurrency is how many batch deletions run at once.
+	BatchConcurrency int
+	// RoutineConcurrency is how many single deletions run at once.
+	RoutineConcurrency int
+	// DisableBatchConcurrency deletes objects one by one.
 	DisableBatchConcurrency bool
-	RetryCount              int
-	BackoffEnabled          bool
-	BackoffBase             time.Duration
-	BatchSize               int
-	SleepForTest            func(time.Duration)
+	// RetryCount is how often a failed deletion is retried.
+	RetryCount int
+	// BackoffEnabled waits between retries, doubling from BackoffBase.
+	BackoffEnabled bool
+	// BackoffBase is the first wait between retries.
+	BackoffBase time.Duration
+	// BatchSize is the most keys one batch deletion names.
+	BatchSize int
+	// SleepForTest replaces the waits between retries (tests).
+	SleepForTest func(time.Duration)
 }
 
 // CleanOptionsOf applies the defaults to o (nil for none).

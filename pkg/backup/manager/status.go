@@ -20,7 +20,7 @@ const (
 	ReasonToolFailed      = "ToolFailed"
 	ReasonNoSummary       = "NoBRSummary"
 	ReasonSizeFailed      = "GetBackupSizeFailed"
-	ReasonReadCredentials = "GetTiDBCredentialsFailed"
+	ReasonReadCredentials = "GetTiDBCredentialsFailed" //nolint:gosec // G101: a condition reason, not a credential
 	ReasonCleanFailed     = "CleanBackupDataFailed"
 )
 
