@@ -61,6 +61,7 @@ func binaries(t *testing.T) (string, string) {
 				return
 			}
 		}
+		t.Log("building versitygw with hack/s3-server.sh when not cached (minutes, once)")
 		cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "s3-server.sh"), "build")
 		var out, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr
