@@ -2,6 +2,7 @@ package tidbcluster
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,9 @@ const (
 	ReasonConverged              = "Converged"
 	ReasonReconciling            = "Reconciling"
 	ReasonPaused                 = "Paused"
+	// ReasonSuspended: spec.suspendAction asks for suspended StatefulSets (Ready while
+	// components are suspended, Progressing until every one is).
+	ReasonSuspended = "Suspended"
 )
 
 // readyCondition evaluates Ready from the observed status: every present
@@ -43,6 +47,14 @@ func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component) metav
 		if c.Enabled(tc) {
 			present = append(present, c)
 		}
+	}
+	if suspended, all := suspendedComponents(tc, present); len(suspended) > 0 {
+		state := "being suspended"
+		if all {
+			state = "suspended"
+		}
+		return notReady(ReasonSuspended, fmt.Sprintf("spec.suspendAction: %s; suspended so far: %s",
+			state, strings.Join(suspended, ", ")))
 	}
 	if name, ok := statefulSetsUpToDate(tc, present); !ok {
 		return notReady(ReasonStatefulSetNotUpToDate, fmt.Sprintf("Statefulset(s) are in progress: %s", name))
@@ -62,6 +74,35 @@ func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component) metav
 	}
 	return metav1.Condition{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionTrue,
 		Reason: ReasonReady, Message: "TiDB cluster is fully up and running"}
+}
+
+// fullySuspended reports whether some enabled component is suspended and
+// every one asked to be is.
+func fullySuspended(tc *v1alpha1.TidbCluster, comps []component.Component) bool {
+	var present []component.Component
+	for _, c := range comps {
+		if c.Enabled(tc) {
+			present = append(present, c)
+		}
+	}
+	suspended, all := suspendedComponents(tc, present)
+	return len(suspended) > 0 && all
+}
+
+// suspendedComponents names the present components in phase Suspend and
+// reports whether every present one asked to be suspended is.
+func suspendedComponents(tc *v1alpha1.TidbCluster, present []component.Component) ([]string, bool) {
+	var names []string
+	all := true
+	for _, c := range present {
+		switch {
+		case c.Status(tc).Phase == v1alpha1.SuspendPhase:
+			names = append(names, c.Name())
+		case component.Suspended(tc, c.Name()):
+			all = false
+		}
+	}
+	return names, all
 }
 
 // statefulSetsUpToDate reports whether every present component's

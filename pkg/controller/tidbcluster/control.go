@@ -209,6 +209,9 @@ func (c *defaultControl) setConditions(tc *v1alpha1.TidbCluster, syncErr error, 
 	} else if ready.Status != metav1.ConditionTrue {
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ready.Reason, ready.Message
 	}
+	if ready.Reason == ReasonSuspended && fullySuspended(tc, c.stateful) && syncErr == nil {
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionFalse, ReasonSuspended, ready.Message
+	}
 	if tc.Spec.Paused {
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionFalse, ReasonPaused,
 			"spec.paused is set: status is observed but no object is written"

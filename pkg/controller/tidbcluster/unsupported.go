@@ -64,16 +64,9 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	}
 	add(len(s.PDMS) > 0, "spec.pdms")
 	add(s.PD != nil && s.PD.Mode == "ms", "spec.pd.mode")
-	add(s.SuspendAction != nil && s.SuspendAction.SuspendStatefulSet, "spec.suspendAction")
 	add(s.EnablePVCReplace != nil && *s.EnablePVCReplace, "spec.enablePVCReplace")
 	add(s.StartScriptVersion == "v2", "spec.startScriptVersion")
 	add(len(s.StartScriptV2FeatureFlags) > 0, "spec.startScriptV2FeatureFlags")
-	for _, c := range []struct {
-		path string
-		spec *v1alpha1.ComponentSpec
-	}{{"spec.pd", pdComponent(s)}, {"spec.tikv", tikvComponent(s)}, {"spec.tidb", tidbComponent(s)}} {
-		add(c.spec != nil && c.spec.SuspendAction != nil && c.spec.SuspendAction.SuspendStatefulSet, c.path+".suspendAction")
-	}
 	if db := s.TiDB; db != nil && db.Initializer != nil && db.Initializer.CreatePassword {
 		out = append(out, "spec.tidb.initializer.createPassword")
 	}

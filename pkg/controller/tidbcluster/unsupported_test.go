@@ -24,7 +24,6 @@ func TestUnsupportedFieldsAreNamedOnce(t *testing.T) {
 		{Resources: tc.Spec.PD.ResourceRequirements}}}
 	tc.Spec.TiCDC = &v1alpha1.TiCDCSpec{Replicas: 1}
 	tc.Spec.PD.Mode = "ms"
-	tc.Spec.SuspendAction = &v1alpha1.SuspendAction{SuspendStatefulSet: true}
 	tc.Spec.TiDB.Initializer = &v1alpha1.TiDBInitializer{CreatePassword: true}
 	if _, err := deps.FakePingcap.PingcapV1alpha1().TidbClusters("ns").Create(context.Background(), tc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -37,7 +36,7 @@ func TestUnsupportedFieldsAreNamedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterUnsupported)
-	want := "spec.pd.mode, spec.suspendAction, spec.ticdc, spec.tidb.initializer.createPassword, spec.tiflash"
+	want := "spec.pd.mode, spec.ticdc, spec.tidb.initializer.createPassword, spec.tiflash"
 	if cond == nil || cond.Status != metav1.ConditionTrue || !strings.HasSuffix(cond.Message, want) {
 		t.Fatalf("Unsupported = %+v, want True naming %s", cond, want)
 	}

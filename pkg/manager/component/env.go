@@ -70,6 +70,7 @@ func (e *Env) Failover(name string) FailoverConfig {
 // ready; it is filled while members are built, before any sync.
 type Peers struct {
 	byName map[string]Component
+	order  []Component // registration (sync) order
 }
 
 // Add registers c under its name.
@@ -77,7 +78,24 @@ func (p *Peers) Add(c Component) {
 	if p.byName == nil {
 		p.byName = map[string]Component{}
 	}
+	if _, ok := p.byName[c.Name()]; !ok {
+		p.order = append(p.order, c)
+	}
 	p.byName[c.Name()] = c
+}
+
+// After returns the components registered after name, in sync order: the
+// ones that depend on it.
+func (p *Peers) After(name string) []Component {
+	if p == nil {
+		return nil
+	}
+	for i, c := range p.order {
+		if c.Name() == name {
+			return p.order[i+1:]
+		}
+	}
+	return nil
 }
 
 // Get returns the component registered as name.

@@ -78,6 +78,7 @@ func (m *Manager) steps() []step {
 	return []step{
 		{"observe", m.observe},
 		{"pause", m.pauseGuard},
+		{"suspend", m.suspend},
 		{"diagnose", m.diagnose},
 		{"dependencies", m.gate},
 		{"services", m.syncServices},
@@ -146,9 +147,13 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	}
 	// Between refreshes a converged component whose pods did not change
 	// keeps the members its last sync read from PD or TiDB.
+	// A suspended component's members are not observed: its stores and
+	// members would turn Down while suspended, and failover would count
+	// that time against them when it resumes.
+	suspended := Suspended(tc, m.comp.Name()) && (live == nil || live.DeletionTimestamp != nil)
 	if unchanged && flow.RecentObservation(ctx) {
 		klog.FromContext(ctx).V(4).Info("members observed recently; not asking again")
-	} else if o, ok := m.comp.(Observer); ok {
+	} else if o, ok := m.comp.(Observer); ok && !suspended {
 		if err := o.Observe(ctx, tc, live); err != nil {
 			klog.FromContext(ctx).Info("could not observe members", "err", err)
 		}
