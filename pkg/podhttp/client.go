@@ -6,6 +6,7 @@
 package podhttp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -46,8 +47,10 @@ func (p Port) URL(namespace, tcName, podName string, opts Options) string {
 	return fmt.Sprintf("%s://%s:%d", names.Scheme(opts.TLSEnabled), host, p.Number)
 }
 
-// Request is one bodiless request to a pod.
+// Request is one request to a pod, bodiless unless Body is set.
 type Request struct {
+	// Body, when not nil, is sent as the request's JSON body (TiDB's POST /labels).
+	Body []byte
 	// Method is the HTTP method, e.g. http.MethodGet.
 	Method string
 	// URL is the full URL, from Port.URL and a path.
@@ -102,9 +105,16 @@ func (c *Client) Do(ctx context.Context, req Request, read func(status int, body
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	httpReq, err := http.NewRequestWithContext(ctx, req.Method, req.URL, nil)
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
+	}
+	httpReq, err := http.NewRequestWithContext(ctx, req.Method, req.URL, body)
 	if err != nil {
 		return err
+	}
+	if req.Body != nil {
+		httpReq.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := httpClient.Do(httpReq)
 	if err != nil {

@@ -9,10 +9,13 @@ import (
 
 // Call is one recorded FakeClient call.
 type Call struct {
-	// Method is "GetHealth" or "GetInfo".
+	// Method is "GetHealth", "GetInfo" or "SetLabels".
 	Method                     string
 	Namespace, TCName, PodName string
 	Options                    Options
+	// Labels are SetLabels' labels as "k=v" joined by commas in key order (a string keeps Call
+	// comparable).
+	Labels string
 }
 
 // FakeClient is an in-memory Client for unit tests: pods are healthy unless set otherwise, GetInfo

@@ -16,8 +16,10 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pump"
+	"github.com/kubetidb/tidb-operator/pkg/manager/store"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/pkg/names"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
 )
 
@@ -31,6 +33,8 @@ type Component struct {
 	clock    clock.PassiveClock
 	failover component.FailoverConfig
 	recorder record.EventRecorder
+	pd       pdapi.Control
+	nodes    *store.Nodes
 }
 
 // New returns the TiDB component over env: it asks each server's health
@@ -46,7 +50,8 @@ func New(env *component.Env) *Component {
 
 // NewWithClient is New with the status-port client given (tests, benchmarks).
 func NewWithClient(env *component.Env, client tidbapi.Client) *Component {
-	return &Component{tidb: client, pods: env.Pods, clock: env.Clock, failover: env.Failover(names.TiDB), recorder: env.Recorder}
+	return &Component{tidb: client, pods: env.Pods, clock: env.Clock, failover: env.Failover(names.TiDB), recorder: env.Recorder,
+		pd: env.PD, nodes: store.NewNodes(env.Kube, env.Recorder)}
 }
 
 var (
@@ -106,12 +111,18 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// Observe fills status.tidb.members; see observeMembers. Before the
-// StatefulSet exists there is no server to ask and members are cleared.
+// Observe fills status.tidb.members; see observeMembers. Then, unless the
+// cluster is paused, the healthy servers get their node's zone as server
+// labels (syncServerLabels). Before the StatefulSet exists there is no
+// server to ask and members are cleared.
 func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
 	if sts == nil {
 		tc.Status.TiDB.Members = nil
 		return nil
 	}
-	return observeMembers(ctx, c.tidb, c.pods, c.clock, tc, sts)
+	if err := observeMembers(ctx, c.tidb, c.pods, c.clock, tc, sts); err != nil || tc.Spec.Paused {
+		return err
+	}
+	c.syncServerLabels(ctx, tc)
+	return nil
 }
