@@ -114,7 +114,8 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 	owner := c.tidbOwner()
 	for _, p := range c.podsOf(ComponentTiDB) {
 		ready := p.Running && p.Ready
-		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: ready && healthy, Owner: p.Name == owner})
+		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: ready && healthy, Owner: p.Name == owner,
+			Labels: c.tidbLabelsOf(p)})
 	}
 	return st
 }

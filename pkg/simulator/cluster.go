@@ -62,6 +62,8 @@ type Cluster struct {
 	tiproxyUnhealthy map[string]bool
 	// pumpNodes is the Pump registry by node ID (see pump_nodes.go).
 	pumpNodes map[string]*pumpNode
+	// tidbLabels are the TiDB servers' labels by pod name (see tidb_labels.go).
+	tidbLabels map[string]*tidbServerLabels
 
 	faults        []*fault
 	nextFaultID   int
@@ -121,6 +123,7 @@ func (c *Cluster) observe(obs ClusterObservation, now time.Time) {
 	c.tcDomain = ""
 	if obs.TidbCluster != nil {
 		c.tcDomain = obs.TidbCluster.ClusterDomain
+		c.adoptLocationLabels(obs.TidbCluster.PDLocationLabels)
 	}
 	c.advanceBy(now, 0)
 }

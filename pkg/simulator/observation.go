@@ -62,6 +62,8 @@ type PodObservation struct {
 // TidbClusterInfo is what the simulator reads from a TidbCluster object, when the CRD exists.
 type TidbClusterInfo struct {
 	ClusterDomain string
+	// PDLocationLabels are replication.location-labels of spec.pd.config, which PD starts with.
+	PDLocationLabels []string
 }
 
 // ClusterObservation is the complete observed state of one cluster, rebuilt from the informer caches on

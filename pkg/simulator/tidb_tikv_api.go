@@ -40,6 +40,7 @@ func (s *Server) tidbRoutes() *http.ServeMux {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { handleTiDBStatus(w, stateOf(r)) })
 	mux.HandleFunc("GET /info", func(w http.ResponseWriter, r *http.Request) { handleTiDBInfo(w, stateOf(r)) })
 	mux.HandleFunc("POST /info", func(w http.ResponseWriter, r *http.Request) { handleTiDBInfo(w, stateOf(r)) })
+	mux.HandleFunc("POST /labels", func(w http.ResponseWriter, r *http.Request) { handleTiDBSetLabels(w, r, stateOf(r)) })
 	return mux
 }
 
@@ -92,7 +93,7 @@ func handleTiDBInfo(w http.ResponseWriter, st *reqState) {
 		IsOwner: st.c.tidbOwner() == p.Name, MaxProcs: 4, GOGC: 100, Version: tidbVersion(st.c.version(p)),
 		GitHash: simGitHash, DDLID: fmt.Sprintf("%016x", stableID("tidb", st.c.key.String(), p.Name)),
 		IP: st.c.podHost(p.Name, ComponentTiDB), ListeningPort: 4000, StatusPort: 10080, Lease: "45s",
-		BinlogStatus: "Off", StartTimestamp: st.c.bootstrapAt.Unix(), Labels: map[string]string{},
+		BinlogStatus: "Off", StartTimestamp: st.c.bootstrapAt.Unix(), Labels: st.c.tidbLabelsOf(p),
 	})
 }
 

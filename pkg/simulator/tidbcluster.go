@@ -115,7 +115,7 @@ func (t *tidbClusterWatch) lookup(key ClusterKey) *TidbClusterInfo {
 		if k, ok := tidbClusterKey(obj); ok && k == key {
 			u := obj.(*unstructured.Unstructured)
 			domain, _, _ := unstructured.NestedString(u.Object, "spec", "clusterDomain")
-			return &TidbClusterInfo{ClusterDomain: domain}
+			return &TidbClusterInfo{ClusterDomain: domain, PDLocationLabels: pdLocationLabels(u)}
 		}
 	}
 	return nil

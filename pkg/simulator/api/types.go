@@ -87,6 +87,8 @@ type TiDBServer struct {
 	Ready   bool   `json:"ready"`
 	Healthy bool   `json:"healthy"`
 	Owner   bool   `json:"owner"`
+	// Labels are the server labels the running process holds (set through TiDB's POST /labels).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Capture is a simulated TiCDC capture: one run of a TiCDC pod's process, registered while the pod runs
