@@ -222,3 +222,79 @@ func (f *backupFixture) waitGone(t *testing.T, name string) {
 		return false, err
 	})
 }
+
+// failJob marks Job name Failed as the Job controller would (its pod never
+// ran: the Backup names a ServiceAccount that does not exist).
+func (f *backupFixture) failJob(t *testing.T, name string) {
+	t.Helper()
+	jobs := f.env.Kube.BatchV1().Jobs(f.env.Namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		j, err := jobs.Get(f.env.Ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		if j.Status.StartTime == nil {
+			j.Status.StartTime = &now
+		}
+		j.Status.Active = 0
+		j.Status.Conditions = append(j.Status.Conditions,
+			batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
+				Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
+			batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
+				Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now})
+		_, err = jobs.UpdateStatus(f.env.Ctx, j, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("fail Job %s: %v", name, err)
+	}
+}
+
+// TestBackupRetriesAFailedJob fails the Job of a snapshot backup twice
+// under backoffRetryPolicy {minRetryDuration 2s, maxRetryTimes 1}: the
+// first failure is recorded and retried with a new Job after 2s, the second
+// fails the Backup for good.
+func TestBackupRetriesAFailedJob(t *testing.T) {
+	f := newBackupFixture(t)
+	b := &v1alpha1.Backup{
+		ObjectMeta: metav1.ObjectMeta{Name: "flaky"},
+		Spec: v1alpha1.BackupSpec{
+			ServiceAccount:     "no-such-account",
+			BR:                 &v1alpha1.BRConfig{Cluster: "basic"},
+			StorageProvider:    v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{Provider: "aws", Bucket: "backups", Prefix: "flaky"}},
+			BackoffRetryPolicy: v1alpha1.BackoffRetryPolicy{MinRetryDuration: "2s", MaxRetryTimes: 1, RetryTimeout: "10m"},
+		},
+	}
+	if _, err := f.pc.PingcapV1alpha1().Backups(f.env.Namespace).Create(f.env.Ctx, b, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := f.waitJob(t, "backup-flaky", nil)
+	f.failJob(t, "backup-flaky")
+	f.waitBackup(t, "flaky", "the failure is recorded and retried", func(b *v1alpha1.Backup) bool {
+		r := b.Status.BackoffRetryStatus
+		return len(r) == 1 && r[0].RetryNum == 1 && r[0].RealRetryAt != nil && !condition.IsBackupFailed(b)
+	})
+	second := f.waitJob(t, "backup-flaky", func(j *batchv1.Job) bool { return j.UID != first.UID })
+	if second.Annotations[backup.AnnRetryNum] != "1" {
+		t.Fatalf("the retry's Job is annotated %v", second.Annotations)
+	}
+	rec := f.getBackup(t, "flaky").Status.BackoffRetryStatus[0]
+	if d := rec.ExpectedRetryAt.Sub(rec.DetectFailedAt.Time); d != 2*time.Second {
+		t.Fatalf("retry expected %s after the failure, want 2s", d)
+	}
+	f.failJob(t, "backup-flaky")
+	f.waitBackup(t, "flaky", "flaky is Failed after its one retry", func(b *v1alpha1.Backup) bool {
+		c := condition.GetBackupCondition(&b.Status, v1alpha1.BackupFailed)
+		return b.Status.Phase == v1alpha1.BackupFailed && c != nil && c.Reason == backup.ReasonRetryExhausted
+	})
+}
+
+func (f *backupFixture) getBackup(t *testing.T, name string) *v1alpha1.Backup {
+	t.Helper()
+	b, err := f.pc.PingcapV1alpha1().Backups(f.env.Namespace).Get(f.env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
