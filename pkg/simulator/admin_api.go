@@ -108,6 +108,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		st.Stores = append(st.Stores, api.Store{
 			ID: s.id, PodName: s.ident.pod, Engine: string(s.comp), Address: c.storeAddress(s), StateName: c.stateName(s, now), LeaderCount: s.leaders,
 			RegionCount: c.regionsOf(s), ForcedDown: s.forcedDown, Evicting: c.evicting[s.id], Labels: labels,
+			LabelWrites: s.labelWrites,
 		})
 	}
 	healthy, _ := c.tidbHealthy()
@@ -115,7 +116,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 	for _, p := range c.podsOf(ComponentTiDB) {
 		ready := p.Running && p.Ready
 		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: ready && healthy, Owner: p.Name == owner,
-			Labels: c.tidbLabelsOf(p)})
+			Labels: c.tidbLabelsOf(p), LabelWrites: c.tidbLabelWrites[p.Name]})
 	}
 	return st
 }

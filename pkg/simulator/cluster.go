@@ -64,6 +64,8 @@ type Cluster struct {
 	pumpNodes map[string]*pumpNode
 	// tidbLabels are the TiDB servers' labels by pod name (see tidb_labels.go).
 	tidbLabels map[string]*tidbServerLabels
+	// tidbLabelWrites counts the accepted POST /labels per TiDB pod name.
+	tidbLabelWrites map[string]int
 
 	faults        []*fault
 	nextFaultID   int

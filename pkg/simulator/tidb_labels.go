@@ -42,6 +42,10 @@ func handleTiDBSetLabels(w http.ResponseWriter, r *http.Request, st *reqState) {
 		st.c.tidbLabels = map[string]*tidbServerLabels{}
 	}
 	st.c.tidbLabels[p.Name] = &tidbServerLabels{run: tidbRun(p), labels: merged}
+	if st.c.tidbLabelWrites == nil {
+		st.c.tidbLabelWrites = map[string]int{}
+	}
+	st.c.tidbLabelWrites[p.Name]++
 	st.c.log.Info("TiDB server labels set", "pod", p.Name, "labels", labels)
 	writeJSON(w, http.StatusOK, "The TiDB server labels are updated.")
 }

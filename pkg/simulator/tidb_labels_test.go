@@ -29,8 +29,8 @@ func TestTiDBSetLabels(t *testing.T) {
 	}
 	h.with(func(c *Cluster) {
 		for _, s := range c.snapshot(h.clock.Now()).TiDBServers {
-			if s.Name == "basic-tidb-0" && s.Labels["zone"] != "zone-a" {
-				t.Errorf("admin state of basic-tidb-0 labels = %v, want zone=zone-a", s.Labels)
+			if s.Name == "basic-tidb-0" && (s.Labels["zone"] != "zone-a" || s.LabelWrites != 2) {
+				t.Errorf("admin state of basic-tidb-0: labels %v after %d writes, want zone=zone-a after 2", s.Labels, s.LabelWrites)
 			}
 		}
 	})
@@ -82,4 +82,21 @@ func TestPDLocationLabelsFromTidbClusterConfig(t *testing.T) {
 	if !slices.Equal(got.Replication.LocationLabels, pdapi.StringSlice{"zone", "host"}) {
 		t.Errorf("PD config location-labels = %v, want [zone host] from the TidbCluster", got.Replication.LocationLabels)
 	}
+}
+
+// TestStoreLabelWritesInAdminState: PD's store-label API merges labels and
+// the admin state counts the accepted requests, so tests can tell a
+// converged operator from one that keeps writing.
+func TestStoreLabelWritesInAdminState(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.bootstrap(1, 1, 0)
+	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/store/1/label", `{"zone":"zone-a"}`), http.StatusOK)
+	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/store/1/label", `{"host":"n0"}`), http.StatusOK)
+	h.with(func(c *Cluster) {
+		st := c.snapshot(h.clock.Now())
+		if len(st.Stores) != 1 || st.Stores[0].LabelWrites != 2 || st.Stores[0].Labels["zone"] != "zone-a" || st.Stores[0].Labels["host"] != "n0" {
+			t.Errorf("stores = %+v, want store 1 with zone=zone-a host=n0 after 2 label writes", st.Stores)
+		}
+	})
 }

@@ -26,6 +26,7 @@ type store struct {
 	startTime           time.Time
 	lastHeartbeat       time.Time
 	labels              map[string]string
+	labelWrites         int // store-label requests accepted, for the admin state
 	leaders             int
 	// drainFrom is the leader count when the current drain (eviction or going Offline) began.
 	drainFrom int
@@ -295,6 +296,7 @@ func (c *Cluster) setStoreLabels(id uint64, labels map[string]string) *pdError {
 	for k, v := range labels {
 		s.labels[k] = v
 	}
+	s.labelWrites++
 	return nil
 }
 

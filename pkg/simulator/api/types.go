@@ -79,6 +79,8 @@ type Store struct {
 	ForcedDown  bool              `json:"forcedDown"`
 	Evicting    bool              `json:"evicting"`
 	Labels      map[string]string `json:"labels,omitempty"`
+	// LabelWrites counts the accepted `POST /pd/api/v1/store/{id}/label` requests for the store.
+	LabelWrites int `json:"labelWrites,omitempty"`
 }
 
 // TiDBServer is a simulated TiDB server (one per TiDB pod).
@@ -89,6 +91,8 @@ type TiDBServer struct {
 	Owner   bool   `json:"owner"`
 	// Labels are the server labels the running process holds (set through TiDB's POST /labels).
 	Labels map[string]string `json:"labels,omitempty"`
+	// LabelWrites counts the accepted `POST /labels` requests of the pod's TiDB servers.
+	LabelWrites int `json:"labelWrites,omitempty"`
 }
 
 // Capture is a simulated TiCDC capture: one run of a TiCDC pod's process, registered while the pod runs
