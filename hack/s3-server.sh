@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# A real S3 server for the backup tests: the Versity S3 Gateway (versitygw) with its POSIX backend, built from
-# the Go module proxy into a versioned cache outside the repo (like hack/local-cluster.sh's Kubernetes binaries),
-# only when missing. A cold build takes about 5-10 minutes on 2 shared cores; later runs reuse the binary.
+# Real object-storage servers for the backup tests, cached by version outside the repo (like
+# hack/local-cluster.sh's Kubernetes binaries) and installed only when missing:
+# - S3: the Versity S3 Gateway (versitygw) with its POSIX backend, built from the Go module proxy
+#   (about 5-10 minutes cold on 2 shared cores, once);
+# - Azure Blob: Azure's official emulator Azurite, installed from the npm registry with the machine's
+#   Node.js (about a minute, once).
 #
 # Usage: hack/s3-server.sh <command>
-#   build       build versitygw into the cache when missing, print its path
-#   bin-path    print the cached path (built or not)
+#   build          build versitygw into the cache when missing, print its path
+#   bin-path       print versitygw's cached path (built or not)
+#   build-azurite  install Azurite into the cache when missing, print the path of azurite-blob
 #
 # Environment: KUBETIDB_CACHE_DIR [${XDG_CACHE_HOME:-$HOME/.cache}/kubetidb]
 # The tests (tests/backup) start it themselves on 127.0.0.1 with a private root directory:
@@ -16,6 +20,9 @@ VERSITYGW_VERSION="v1.8.0"
 CACHE_DIR="${KUBETIDB_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME}/.cache}/kubetidb}"
 BIN_DIR="${CACHE_DIR}/bin/versitygw-${VERSITYGW_VERSION}"
 BIN="${BIN_DIR}/versitygw"
+AZURITE_VERSION="3.37.0"
+AZURITE_DIR="${CACHE_DIR}/bin/azurite-${AZURITE_VERSION}"
+AZURITE_BIN="${AZURITE_DIR}/node_modules/.bin/azurite-blob"
 
 log_info() { echo "[s3-server $(date +%H:%M:%S)] $*" >&2; }
 die() {
@@ -46,8 +53,31 @@ build() {
   echo "${BIN}"
 }
 
+# build_azurite installs Azurite with npm into a temporary prefix, renamed into place on success.
+build_azurite() {
+  if [[ -x "${AZURITE_BIN}" ]]; then
+    echo "${AZURITE_BIN}"
+    return
+  fi
+  command -v npm >/dev/null 2>&1 || die "npm is not on PATH: Azurite installs from the npm registry with Node.js"
+  mkdir -p "$(dirname "${AZURITE_DIR}")" "${CACHE_DIR}/logs"
+  local log="${CACHE_DIR}/logs/install-azurite-${AZURITE_VERSION}.log" start=${SECONDS} tmp
+  log_info "installing azurite ${AZURITE_VERSION} into ${AZURITE_DIR} (about a minute, once)..."
+  tmp="$(mktemp -d "${AZURITE_DIR}.tmp.XXXXXX")"
+  if ! npm install --no-audit --no-fund --prefix "${tmp}" "azurite@${AZURITE_VERSION}" >"${log}" 2>&1; then
+    tail -n 30 "${log}" >&2 || true
+    rm -rf "${tmp}"
+    die "installing azurite ${AZURITE_VERSION} failed (full log: ${log})"
+  fi
+  rm -rf "${AZURITE_DIR}"
+  mv "${tmp}" "${AZURITE_DIR}"
+  log_info "installed azurite ${AZURITE_VERSION} in $((SECONDS - start))s"
+  echo "${AZURITE_BIN}"
+}
+
 case "${1:-}" in
   build) build ;;
   bin-path) echo "${BIN}" ;;
-  *) die "usage: $0 build|bin-path" ;;
+  build-azurite) build_azurite ;;
+  *) die "usage: $0 build|bin-path|build-azurite" ;;
 esac

@@ -161,12 +161,15 @@ func locationOf(flags map[string]string) (storage.Location, error) {
 			s3.ForcePathStyle = &b
 		}
 		sp.S3 = s3
+	case "azure":
+		sp.Azblob = &v1alpha1.AzblobStorageProvider{Container: u.Host, Prefix: u.Path,
+			StorageAccount: flags["azblob.account-name"], AccessTier: flags["azblob.access-tier"]}
 	case "local":
 		sp.Local = &v1alpha1.LocalStorageProvider{}
 		sp.Local.VolumeMount.MountPath = "/"
 		sp.Local.Prefix = u.Path
 	default:
-		return storage.Location{}, fmt.Errorf("the stand-in br knows s3 and local storage, not %q", u.Scheme)
+		return storage.Location{}, fmt.Errorf("the stand-in br knows s3, azure and local storage, not %q", u.Scheme)
 	}
 	return storage.LocationOf(sp)
 }
