@@ -215,3 +215,60 @@ func putLocal(t *testing.T, loc storage.Location, name string) {
 
 // ptrTo returns a pointer to v.
 func ptrTo[T any](v T) *T { return &v }
+
+// TestLogBackupAndPiTRRestore starts a log backup (the stand-in br writes
+// its checkpoint to S3) and restores to a point in time from it and a full
+// backup: the log backup ends Complete with its start TSO, the PiTR restore
+// Complete with the restored TS, and br got `restore point` with both
+// storages.
+func TestLogBackupAndPiTRRestore(t *testing.T) {
+	f := newFixture(t)
+	ctx := f.env.Ctx
+	srv := startS3(t, ctx)
+	f.createBackup(t, "full", srv.provider("cluster-a/full"), nil)
+	f.createBackup(t, "log", srv.provider("cluster-a/log"), func(b *v1alpha1.Backup) {
+		b.Spec.BackupMode = v1alpha1.BackupModeLog
+		b.Spec.CommitTs = "449000000000000000"
+	})
+	if code, out := f.runManager(t, nil, "backup", "--namespace="+f.env.Namespace, "--backupName=full"); code != 0 {
+		t.Fatalf("full backup exited %d:\n%s", code, out)
+	}
+	if code, out := f.runManager(t, nil, "backup", "--namespace="+f.env.Namespace, "--backupName=log",
+		"--tikvVersion=v8.5.0", "--mode=log", "--subcommand=log-start"); code != 0 {
+		t.Fatalf("log-start exited %d:\n%s", code, out)
+	}
+	lb := f.backup(t, "log")
+	c := condition.GetBackupCondition(&lb.Status, v1alpha1.BackupComplete)
+	if c == nil || c.Command != "log-start" || lb.Status.CommitTs != "449000000000000000" || lb.Status.BackupPath != "s3://backups/cluster-a/log" {
+		t.Errorf("log backup status = %+v", lb.Status)
+	}
+	if objs := srv.list(t, ctx, "cluster-a/log/"); len(objs) != 1 {
+		t.Errorf("log storage holds %v, want the task's checkpoint", objs)
+	}
+
+	r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "pitr", Namespace: f.env.Namespace}, Spec: v1alpha1.RestoreSpec{
+		Mode: v1alpha1.RestoreModePiTR, StorageProvider: srv.provider("cluster-a/log"), PitrRestoredTs: "449500000000000000",
+		PitrFullBackupStorageProvider: srv.provider("cluster-a/full"), BR: &v1alpha1.BRConfig{Cluster: "target"}}}
+	if _, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Create(ctx, r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := f.runManager(t, nil, "restore", "--namespace="+f.env.Namespace, "--restoreName=pitr",
+		"--tikvVersion=v8.5.0", "--mode=pitr"); code != 0 {
+		t.Fatalf("pitr restore exited %d:\n%s", code, out)
+	}
+	got, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Get(ctx, "pitr", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !condition.IsRestoreComplete(got) || got.Status.CommitTs != "449500000000000000" {
+		t.Errorf("pitr status = %+v", got.Status)
+	}
+	args := f.brArgs(t)
+	last := strings.Fields(args[len(args)-1])
+	for _, want := range []string{"restore", "point", "--storage=s3://backups/cluster-a/log?force-path-style=true",
+		"--full-backup-storage=s3://backups/cluster-a/full?force-path-style=true", "--restored-ts=449500000000000000"} {
+		if !slices.Contains(last, want) {
+			t.Errorf("br args %v lack %q", last, want)
+		}
+	}
+}

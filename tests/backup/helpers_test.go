@@ -61,7 +61,7 @@ func binaries(t *testing.T) (string, string) {
 				return
 			}
 		}
-		t.Log("building versitygw with hack/s3-server.sh when not cached (minutes, once)")
+		t.Log("hack/s3-server.sh build: versitygw from the cache, or built (minutes, once)")
 		cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "s3-server.sh"), "build")
 		var out, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr

@@ -12,11 +12,15 @@
 //	STANDIN_BR_FAIL       when set, print that message as BR's error and exit 1
 //	STANDIN_BR_FILES      number of data files (default 3); file i has 1000*(i+1) bytes
 //	STANDIN_BR_TS         the BackupTS to report (default 450000000000000001)
+//
+// `br log start|stop|truncate` succeed; start writes a checkpoint object
+// under --storage.
 package main
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"strconv"
@@ -55,6 +59,10 @@ func run(args []string) error {
 		return fmt.Errorf("%s", msg)
 	}
 	flags := parseFlags(args[2:])
+	if args[0] == "log" && flags["storage"] == "" {
+		fmt.Printf("[%s] [INFO] [stream.go:1] [\"log %s success\"] [task=%s]\n", stamp(), args[1], flags["task-name"])
+		return nil
+	}
 	loc, err := locationOf(flags)
 	if err != nil {
 		return err
@@ -73,7 +81,12 @@ func run(args []string) error {
 	case "backup":
 		return backup(ctx, b, loc, args[1], ts)
 	case "restore":
+		if full := flags["full-backup-storage"]; full != "" {
+			return restoreFrom(ctx, flags, full, args[1], ts)
+		}
 		return restore(ctx, b, loc, args[1], ts)
+	case "log":
+		return logTask(ctx, b, loc, args[1], flags)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -117,6 +130,40 @@ func restore(ctx context.Context, b storage.Bucket, loc storage.Location, kind, 
 	fmt.Printf("[%s] [INFO] [collector.go:77] [\"%s Restore success summary\"] [total-ranges=3] [ranges-succeed=3] [ranges-failed=0] [restore-data-size(after-compressed)=6kB] [Size=6000] [BackupTS=%s] [total-kv=30] [total-kv-size=6kB]\n",
 		stamp(), title(kind), ts)
 	return nil
+}
+
+// logTask stands in for `br log start|truncate`: start writes the task's
+// metadata under the storage, truncate prints what it removed.
+func logTask(ctx context.Context, b storage.Bucket, loc storage.Location, sub string, flags map[string]string) error {
+	switch sub {
+	case "start":
+		if err := b.Put(ctx, loc.Prefix+"/v1/global_checkpoint/"+flags["task-name"]+".ts", []byte(flags["start-ts"])); err != nil {
+			return err
+		}
+	case "truncate":
+		fmt.Printf("[%s] [INFO] [stream.go:1] [\"truncating log backup\"] [until=%s]\n", stamp(), flags["until"])
+	default:
+		return fmt.Errorf("unknown log command %q", sub)
+	}
+	fmt.Printf("[%s] [INFO] [stream.go:1] [\"log %s success\"]\n", stamp(), sub)
+	return nil
+}
+
+// restoreFrom restores (PiTR) from the full backup at url, opened with the
+// same provider flags.
+func restoreFrom(ctx context.Context, flags map[string]string, url, kind, ts string) error {
+	full := maps.Clone(flags)
+	full["storage"] = url
+	loc, err := locationOf(full)
+	if err != nil {
+		return err
+	}
+	b, err := storage.Open(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	return restore(ctx, b, loc, kind, ts)
 }
 
 // title is "Full" for full, "Database" for db, as BR names them.
