@@ -109,8 +109,12 @@ var ErrNoNodeAccess = errors.New("nodes cannot be read: the operator lacks permi
 type Nodes struct {
 	kube     kubernetes.Interface
 	recorder record.EventRecorder
-	warned   sync.Map // TidbCluster UID → true once the missing permission was reported
 }
+
+// noNodeAccessWarned holds the UIDs of the TidbClusters whose missing node
+// permission was reported, shared by every Nodes of the process (TiKV,
+// TiFlash and TiDB each hold one), so a cluster gets one Warning.
+var noNodeAccessWarned sync.Map
 
 // NewNodes returns a node reader over kube; a nil kube reads nothing.
 func NewNodes(kube kubernetes.Interface, recorder record.EventRecorder) *Nodes {
@@ -118,9 +122,9 @@ func NewNodes(kube kubernetes.Interface, recorder record.EventRecorder) *Nodes {
 }
 
 // Labels returns the labels of node name. Without permission to read
-// nodes it records one Warning FailedSetStoreLabels event per cluster
-// naming the permission and returns ErrNoNodeAccess; other failures are
-// returned wrapped.
+// nodes it records one Warning FailedSetStoreLabels event per cluster and
+// process, naming the permission, and returns ErrNoNodeAccess; other
+// failures are returned wrapped.
 func (n *Nodes) Labels(ctx context.Context, tc *v1alpha1.TidbCluster, name string) (map[string]string, error) {
 	if n == nil || n.kube == nil {
 		return nil, ErrNoNodeAccess
@@ -129,7 +133,7 @@ func (n *Nodes) Labels(ctx context.Context, tc *v1alpha1.TidbCluster, name strin
 		return n.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	})
 	if apierrors.IsForbidden(err) {
-		if _, seen := n.warned.LoadOrStore(tc.UID, true); !seen && n.recorder != nil {
+		if _, seen := noNodeAccessWarned.LoadOrStore(tc.UID, true); !seen && n.recorder != nil {
 			n.recorder.Event(tc, corev1.EventTypeWarning, FailedSetStoreLabels,
 				"store and server labels are not synced from node topology: "+ErrNoNodeAccess.Error())
 		}
