@@ -272,3 +272,53 @@ func TestLogBackupAndPiTRRestore(t *testing.T) {
 		}
 	}
 }
+
+// TestExportAndImport runs a dumpling export (spec.br absent) to S3 and a
+// TiDB Lightning import of it: the password comes from spec.from's Secret,
+// the export ends Complete with the size of what dumpling wrote, the import
+// Complete.
+func TestExportAndImport(t *testing.T) {
+	f := newFixture(t)
+	ctx := f.env.Ctx
+	srv := startS3(t, ctx)
+	if _, err := f.env.Kube.CoreV1().Secrets(f.env.Namespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "tidb-secret"}, Data: map[string][]byte{"password": []byte("pw")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.createBackup(t, "dump", srv.provider("cluster-a/dump"), func(b *v1alpha1.Backup) {
+		b.Spec.BR = nil
+		b.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "tidb-secret"}
+	})
+	if code, out := f.runManager(t, nil, "export", "--namespace="+f.env.Namespace, "--backupName=dump"); code != 0 {
+		t.Fatalf("export exited %d:\n%s", code, out)
+	}
+	b := f.backup(t, "dump")
+	objs := srv.list(t, ctx, "cluster-a/dump/")
+	var sum int64
+	for _, s := range objs {
+		sum += s
+	}
+	if !condition.IsBackupComplete(b) || len(objs) != 2 || b.Status.BackupSize != sum || b.Status.BackupPath != "s3://backups/cluster-a/dump" {
+		t.Errorf("export status = %+v, bucket %v", b.Status, objs)
+	}
+
+	r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "load", Namespace: f.env.Namespace}, Spec: v1alpha1.RestoreSpec{
+		StorageProvider: srv.provider("cluster-a/dump"), To: &v1alpha1.TiDBAccessConfig{Host: "target-tidb", SecretName: "tidb-secret"}}}
+	if _, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Create(ctx, r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := f.runManager(t, nil, "import", "--namespace="+f.env.Namespace, "--restoreName=load")
+	if code != 0 {
+		t.Fatalf("import exited %d:\n%s", code, out)
+	}
+	if strings.Contains(out, "=pw ") || !strings.Contains(out, "--tidb-password=******") {
+		t.Errorf("the logged command line shows the password:\n%s", out)
+	}
+	got, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Get(ctx, "load", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !condition.IsRestoreComplete(got) {
+		t.Errorf("import status = %+v", got.Status)
+	}
+}

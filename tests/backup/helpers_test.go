@@ -42,8 +42,8 @@ var (
 	binErr  error
 )
 
-// binaries builds the backup-manager and the stand-in br (as `br`) into one
-// directory, and versitygw with hack/s3-server.sh (cached; minutes on a cold
+// binaries builds the backup-manager and the stand-in br (as `br`, and
+// linked as `dumpling` and `tidb-lightning`) into one directory, and versitygw with hack/s3-server.sh (cached; minutes on a cold
 // cache, once). It returns the directory and versitygw's path.
 func binaries(t *testing.T) (string, string) {
 	t.Helper()
@@ -62,6 +62,11 @@ func binaries(t *testing.T) (string, string) {
 			}
 		}
 		t.Log("hack/s3-server.sh build: versitygw from the cache, or built (minutes, once)")
+		for _, alias := range []string{"dumpling", "tidb-lightning"} {
+			if binErr = os.Symlink("br", filepath.Join(binDir, alias)); binErr != nil {
+				return
+			}
+		}
 		cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "s3-server.sh"), "build")
 		var out, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr

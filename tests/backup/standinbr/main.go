@@ -1,6 +1,7 @@
 //go:build integration
 
-// Command standinbr stands in for BR in the backup tests (BR needs TiKV). It
+// Command standinbr stands in for BR in the backup tests (BR needs TiKV), and
+// for dumpling and TiDB Lightning when run under those names. As BR it
 // takes BR's command line, writes what BR writes under --storage through the
 // same storage library (a backupmeta and data files: backup), reads the
 // backupmeta back (restore), prints BR-like progress and summary lines, and
@@ -23,6 +24,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +44,20 @@ func main() {
 func stamp() string { return time.Now().Format("2006/01/02 15:04:05.000 -07:00") }
 
 func run(args []string) error {
+	if err := recordArgs(args); err != nil {
+		return err
+	}
+	switch filepath.Base(os.Args[0]) {
+	case "dumpling":
+		return dumpling(args)
+	case "tidb-lightning":
+		return lightning(args)
+	}
+	return runBR(args)
+}
+
+// recordArgs appends args to $STANDIN_BR_ARGS_FILE when set.
+func recordArgs(args []string) error {
 	if f := os.Getenv("STANDIN_BR_ARGS_FILE"); f != "" {
 		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -50,6 +66,11 @@ func run(args []string) error {
 		_, _ = fmt.Fprintln(fh, strings.Join(args, " "))
 		_ = fh.Close()
 	}
+	return nil
+}
+
+// runBR stands in for br.
+func runBR(args []string) error {
 	if len(args) < 2 {
 		return fmt.Errorf("usage: br backup|restore <type> [flags]")
 	}
@@ -166,6 +187,62 @@ func restoreFrom(ctx context.Context, flags map[string]string, url, kind, ts str
 	return restore(ctx, b, loc, kind, ts)
 }
 
+// dumpling stands in for dumpling: it needs TiDB's password and writes a
+// metadata file and one SQL file under --output.
+func dumpling(args []string) error {
+	flags := parseFlags(args)
+	if flags["password"] == "" {
+		return fmt.Errorf("dumpling: no --password")
+	}
+	flags["storage"] = flags["output"]
+	loc, err := locationOf(flags)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	b, err := storage.Open(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	if err := b.Put(ctx, loc.Prefix+"/metadata", []byte("Started dump at: 2026-01-01 00:00:00\n")); err != nil {
+		return err
+	}
+	if err := b.Put(ctx, loc.Prefix+"/shop.orders.000000000.sql", make([]byte, 4096)); err != nil {
+		return err
+	}
+	fmt.Printf("[%s] [INFO] [collector.go:255] [\"backup success summary\"] [total-ranges=1] [total-rows=10]\n", stamp())
+	return nil
+}
+
+// lightning stands in for TiDB Lightning: it reads the dump's metadata
+// from -d (whose provider options are URL query parameters).
+func lightning(args []string) error {
+	flags := parseFlags(args)
+	u, err := url.Parse(flags["d"])
+	if err != nil || flags["tidb-password"] == "" {
+		return fmt.Errorf("lightning: bad -d %q or no --tidb-password", flags["d"])
+	}
+	q := u.Query()
+	flags["s3.endpoint"], flags["s3.region"] = q.Get("endpoint"), q.Get("region")
+	flags["storage"] = u.Scheme + "://" + u.Host + u.Path + "?force-path-style=" + q.Get("force-path-style")
+	loc, err := locationOf(flags)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	b, err := storage.Open(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	if _, err := storage.Read(ctx, b, loc.Prefix+"/metadata"); err != nil {
+		return fmt.Errorf("lightning: %w", err)
+	}
+	fmt.Printf("[%s] [INFO] [lightning.go:1] [\"the whole procedure completed\"]\n", stamp())
+	return nil
+}
+
 // title is "Full" for full, "Database" for db, as BR names them.
 func title(kind string) string {
 	switch kind {
@@ -181,12 +258,12 @@ func title(kind string) string {
 	return "Full"
 }
 
-// parseFlags reads --k=v flags.
+// parseFlags reads --k=v and -k=v flags.
 func parseFlags(args []string) map[string]string {
 	out := map[string]string{}
 	for _, a := range args {
-		if k, v, ok := strings.Cut(strings.TrimPrefix(a, "--"), "="); ok {
-			out[k] = v
+		if k, v, ok := strings.Cut(a, "="); ok {
+			out[strings.TrimLeft(k, "-")] = v
 		}
 	}
 	return out
