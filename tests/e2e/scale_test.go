@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/store"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
 	"github.com/kubetidb/tidb-operator/tests/framework"
@@ -153,6 +155,12 @@ func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
 		if _, ok := got.Annotations["tidb.pingcap.com/pvc-defer-deleting"]; !ok {
 			t.Errorf("PVC %s lacks the defer-deleting annotation: %v", pvc, got.Annotations)
 		}
+		waitEvent(t, env, corev1.EventTypeNormal, component.ReasonPVCDeferDeleting, pvc)
+	}
+	// Each lifecycle step of the scale-in is told: the store deleted, then Tombstone.
+	for _, pod := range []string{"basic-tikv-3", "basic-tikv-4"} {
+		waitEvent(t, env, corev1.EventTypeNormal, store.ReasonStoreDeleted, pod)
+		waitEvent(t, env, corev1.EventTypeNormal, store.ReasonStoreTombstone, pod)
 	}
 
 	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"replicas": 5}})
@@ -168,6 +176,7 @@ func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
 	if len(st.Members) != 3 {
 		t.Errorf("PD still has %d members after scale-in: %+v", len(st.Members), st.Members)
 	}
+	waitEvent(t, env, corev1.EventTypeNormal, "PDMemberDeleted", "basic-pd-4")
 
 	waitPVPolicies(t, env, []string{"pd-basic-pd-0", "pd-basic-pd-1", "pd-basic-pd-2",
 		"tikv-basic-tikv-0", "tikv-basic-tikv-1", "tikv-basic-tikv-2"}, corev1.PersistentVolumeReclaimRetain)

@@ -12,6 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
@@ -92,6 +95,14 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 	if len(w.leaders) < 2 {
 		t.Errorf("the PD leader never moved during the rollout: %v", w.leaders)
 	}
+	// Every step of the rollout is told in events.
+	for _, c := range []string{"pd", "tikv", "tidb"} {
+		waitEvent(t, env, corev1.EventTypeNormal, component.ReasonRollingUpdateStarted, c+" rolling update")
+		waitEvent(t, env, corev1.EventTypeNormal, component.ReasonRollingUpdateFinished, c+" rolling update")
+	}
+	waitEvent(t, env, corev1.EventTypeNormal, tikv.ReasonEvictLeaderBegin, "basic-tikv-")
+	waitEvent(t, env, corev1.EventTypeNormal, tikv.ReasonEvictLeaderEnd, "basic-tikv-")
+	waitEvent(t, env, corev1.EventTypeNormal, pd.ReasonLeaderTransferred, "basic-pd-")
 	st, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -54,13 +55,23 @@ func tidbClusterComponents(deps *controller.Dependencies) []tidbcluster.Componen
 	return members.New(controller.NewEnv(deps))
 }
 
+// eventSpamKey is client-go's spam-filter key (source, object, type) plus
+// the reason: the filter lets 25 events through per key and then one per
+// five minutes, and one TidbCluster's rollout alone tells more than 25
+// steps; keyed by reason, a step repeated often (a leader transfer retried
+// each sync) never silences the others (RollingUpdateFinished).
+func eventSpamKey(e *corev1.Event) string {
+	return strings.Join([]string{e.Source.Component, e.Source.Host, e.InvolvedObject.Kind, e.InvolvedObject.Namespace,
+		e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.InvolvedObject.APIVersion, e.Type, e.Reason}, "/")
+}
+
 // newRecorder returns an event recorder that knows the pingcap.com kinds and
 // writes events as tidb-controller-manager; stop flushes and stops it.
 func newRecorder(ctx context.Context, kube kubernetes.Interface) (record.EventRecorder, func()) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	b := record.NewBroadcaster(record.WithContext(ctx))
+	b := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(record.CorrelatorOptions{SpamKeyFunc: eventSpamKey}))
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return b.NewRecorder(scheme, corev1.EventSource{Component: "tidb-controller-manager"}), b.Shutdown
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 )
@@ -20,5 +21,21 @@ func TestEventsConfigHasItsOwnLimiter(t *testing.T) {
 	}
 	if ev.Host != cfg.Host || ev.UserAgent != cfg.UserAgent {
 		t.Errorf("events config lost the connection settings: %+v", ev)
+	}
+}
+
+// TestEventSpamKeyIncludesTheReason: events of one object and type with
+// different reasons fall in different spam-filter buckets, the same reason
+// in the same one.
+func TestEventSpamKeyIncludesTheReason(t *testing.T) {
+	ev := func(reason string) *corev1.Event {
+		return &corev1.Event{Reason: reason, Type: corev1.EventTypeNormal,
+			InvolvedObject: corev1.ObjectReference{Kind: "TidbCluster", Namespace: "ns", Name: "basic", UID: "u"}}
+	}
+	if eventSpamKey(ev("PDLeaderTransferred")) == eventSpamKey(ev("RollingUpdateFinished")) {
+		t.Error("different reasons share a spam-filter bucket")
+	}
+	if eventSpamKey(ev("PDLeaderTransferred")) != eventSpamKey(ev("PDLeaderTransferred")) {
+		t.Error("the same reason must share its bucket")
 	}
 }

@@ -102,6 +102,7 @@ func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	logger := klog.FromContext(ctx).WithValues("component", m.comp.Name())
 	ctx = klog.NewContext(ctx, logger)
 	st := &syncState{tc: tc}
+	defer m.phaseEvents(st)
 	for _, s := range m.steps() {
 		err := s.run(ctx, st)
 		if errors.Is(err, errStop) {
@@ -117,6 +118,38 @@ func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 		}
 	}
 	return nil
+}
+
+// Event reasons of a component's rolling update.
+const (
+	// ReasonRollingUpdateStarted (Normal): the component's pods begin restarting onto a new template.
+	ReasonRollingUpdateStarted = "RollingUpdateStarted"
+	// ReasonRollingUpdateFinished (Normal): every pod of the component runs the new template.
+	ReasonRollingUpdateFinished = "RollingUpdateFinished"
+)
+
+// eventf records an event on tc when the manager has a recorder (render
+// and some tests build it without one).
+func (m *Manager) eventf(tc *v1alpha1.TidbCluster, eventType, reason, format string, args ...any) {
+	if m.recorder != nil {
+		m.recorder.Eventf(tc, eventType, reason, format, args...)
+	}
+}
+
+// phaseEvents records the start and the end of a rolling update: the
+// phase the last written status reported against the one this sync found.
+func (m *Manager) phaseEvents(st *syncState) {
+	status := m.comp.Status(st.tc)
+	if status == nil || st.prevPhase == "" && st.live == nil {
+		return // not observed (the first sync)
+	}
+	now := status.Phase
+	switch {
+	case st.prevPhase != v1alpha1.UpgradePhase && now == v1alpha1.UpgradePhase:
+		m.eventf(st.tc, corev1.EventTypeNormal, ReasonRollingUpdateStarted, "%s rolling update started", m.comp.Name())
+	case st.prevPhase == v1alpha1.UpgradePhase && now == v1alpha1.NormalPhase:
+		m.eventf(st.tc, corev1.EventTypeNormal, ReasonRollingUpdateFinished, "%s rolling update finished: every pod runs the new template", m.comp.Name())
+	}
 }
 
 func (m *Manager) stsName(tc *v1alpha1.TidbCluster) string {

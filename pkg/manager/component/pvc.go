@@ -26,6 +26,10 @@ func (m *Manager) claimNames(tc *v1alpha1.TidbCluster, templates []corev1.Persis
 	return out
 }
 
+// ReasonPVCDeferDeleting is the Normal event reason recorded when a scaled-in
+// member's PVC is kept and marked tidb.pingcap.com/pvc-defer-deleting.
+const ReasonPVCDeferDeleting = "PVCDeferDeleting"
+
 // ReasonVolumeDeleting is the Warning event reason recorded when a restart
 // is held back because the pod's data PVC is being deleted.
 const ReasonVolumeDeleting = "DataVolumeDeleting"
@@ -87,6 +91,8 @@ func (m *Manager) deferDeletePVCs(ctx context.Context, tc *v1alpha1.TidbCluster,
 		}); err != nil {
 			return fmt.Errorf("mark PVC %s defer-deleting: %w", name, err)
 		}
+		m.eventf(tc, corev1.EventTypeNormal, ReasonPVCDeferDeleting,
+			"PVC %s of the removed %s member kept and marked for deferred deletion; a later scale-out starts on a fresh volume", name, m.comp.Name())
 	}
 	return nil
 }

@@ -76,9 +76,9 @@ func (m *Manager) volumes(ctx context.Context, st *syncState) error {
 	}
 	switch {
 	case cond == nil && prev != nil && prev.Status == metav1.ConditionTrue:
-		m.recorder.Eventf(st.tc, corev1.EventTypeNormal, ReasonVolumeResized, "every %s PVC has its requested size", m.comp.Name())
+		m.eventf(st.tc, corev1.EventTypeNormal, ReasonVolumeResized, "every %s PVC has its requested size", m.comp.Name())
 	case cond != nil && cond.Reason == ReasonVolumeResizeRefused && (prev == nil || prev.Message != cond.Message):
-		m.recorder.Eventf(st.tc, corev1.EventTypeWarning, ReasonVolumeResizeRefused, "%s", cond.Message)
+		m.eventf(st.tc, corev1.EventTypeWarning, ReasonVolumeResizeRefused, "%s", cond.Message)
 	}
 	if cond == nil {
 		meta.RemoveStatusCondition(&status.Conditions, ConditionVolumeResizing)
@@ -212,7 +212,7 @@ func (m *Manager) grow(ctx context.Context, st *syncState, claims []liveClaim, o
 		if err := m.writer.ResizePVC(ctx, st.tc, c.pvc.Name, c.want); err != nil {
 			return nil, nil, err
 		}
-		m.recorder.Eventf(st.tc, corev1.EventTypeNormal, ReasonVolumeResizing, "resizing PVC %s from %s to %s",
+		m.eventf(st.tc, corev1.EventTypeNormal, ReasonVolumeResizing, "resizing PVC %s from %s to %s",
 			c.pvc.Name, c.request.String(), c.want.String())
 		grown = append(grown, c.pvc.Name)
 	}

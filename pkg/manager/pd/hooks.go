@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
+
+// ReasonLeaderTransferred (Normal event): PD leadership was moved off a member before it restarts or leaves.
+const ReasonLeaderTransferred = "PDLeaderTransferred"
 
 // PreScaleIn transfers leadership away from the member being removed (to
 // the lowest remaining ordinal), then deletes it from PD. It waits while PD
@@ -32,6 +37,7 @@ func (c *Component) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	if err := c.client(tc).DeleteMember(ctx, member); err != nil {
 		return fmt.Errorf("delete PD member %s: %w", member, err)
 	}
+	c.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted from PD before its pod is removed (scale-in)", member)
 	return nil
 }
 
@@ -59,6 +65,7 @@ func (c *Component) transferLeader(ctx context.Context, tc *v1alpha1.TidbCluster
 	if err := c.client(tc).TransferPDLeader(ctx, target); err != nil {
 		return fmt.Errorf("transfer PD leader from %s to %s: %w", member, target, err)
 	}
+	c.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonLeaderTransferred, "PD leadership moved from %s to %s before %s changes", member, target, member)
 	return flow.Requeue("transferring PD leadership from %s to %s", member, target)
 }
 

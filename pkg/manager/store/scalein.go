@@ -15,6 +15,14 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
+// Event reasons of a store's scale-in.
+const (
+	// ReasonStoreDeleted (Normal): the operator deleted a store from PD; PD moves its data away.
+	ReasonStoreDeleted = "StoreDeleted"
+	// ReasonStoreTombstone (Normal): PD reports the store Tombstone; its pod is removed.
+	ReasonStoreTombstone = "StoreTombstone"
+)
+
 // PreScaleIn takes the pod's store out of the cluster: it checks that PD
 // would keep enough stores (minStores), asks PD to delete the store, and
 // releases the pod only when the store is Tombstone. A pod whose store
@@ -30,6 +38,8 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 		// A Tombstone of the same pod name may be an earlier member of the
 		// ordinal; only without a live store does it release the pod.
 		if l.tombstoned(tc, pod) {
+			l.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonStoreTombstone,
+				"%s store of %s is Tombstone; removing the pod (its PVCs are kept)", l.kind.Label, pod)
 			return nil
 		}
 		return l.scaleInWithoutStore(tc, pod)
@@ -42,6 +52,8 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	case pdapi.StoreStateNameOffline:
 		return flow.Requeue("store %s of %s is Offline; waiting for PD to report it Tombstone", store.ID, pod)
 	case pdapi.StoreStateNameTombstone:
+		l.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonStoreTombstone,
+			"%s store %s of %s is Tombstone; removing the pod (its PVCs are kept)", l.kind.Label, store.ID, pod)
 		return nil
 	}
 	if err := l.checkStoresLeft(ctx, tc, store); err != nil {
@@ -50,6 +62,8 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	if err := l.Client(tc).DeleteStore(ctx, id); err != nil {
 		return fmt.Errorf("delete store %d of %s: %w", id, pod, err)
 	}
+	l.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonStoreDeleted,
+		"deleted %s store %s of %s from PD; the pod goes once PD reports the store Tombstone", l.kind.Label, store.ID, pod)
 	flow.Forget(ctx, storesKey(tc))
 	return flow.Requeue("deleting store %s of %s; waiting for PD to report it Tombstone", store.ID, pod)
 }

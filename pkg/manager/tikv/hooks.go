@@ -16,6 +16,14 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
+// Event reasons of TiKV's leader eviction around a restart.
+const (
+	// ReasonEvictLeaderBegin (Normal): an evict-leader scheduler was added for the store about to restart.
+	ReasonEvictLeaderBegin = "EvictLeaderBegin"
+	// ReasonEvictLeaderEnd (Normal): the restarted store's evict-leader scheduler was removed.
+	ReasonEvictLeaderEnd = "EvictLeaderEnd"
+)
+
 // PreUpgradePod evicts the store's region leaders before its pod restarts:
 // it adds an evict-leader scheduler and records the start on the pod, then
 // waits until the store holds no leader or spec.tikv.evictLeaderTimeout
@@ -40,6 +48,8 @@ func (c *Component) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster,
 		if err := c.writer.AnnotatePod(ctx, tc, pod.Name, map[string]string{label.AnnEvictLeaderBeginTime: c.clock.Now().UTC().Format(time.RFC3339)}); err != nil {
 			return err
 		}
+		c.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonEvictLeaderBegin, "evicting %d region leaders from store %s before restarting %s (at most %v)",
+			store.LeaderCount, store.ID, podName, evictLeaderTimeout(tc))
 		return flow.Requeue("evicting %d region leaders from store %s before restarting %s", store.LeaderCount, store.ID, podName)
 	}
 	t, err := time.Parse(time.RFC3339, begin)
@@ -69,6 +79,7 @@ func (c *Component) PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster
 			if err := c.Client(tc).EndEvictLeader(ctx, id); err != nil {
 				return fmt.Errorf("end leader eviction of store %d: %w", id, err)
 			}
+			c.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonEvictLeaderEnd, "%s restarted; leaders may return to store %s", podName, store.ID)
 			return flow.Requeue("leaders are returning to store %s of %s", store.ID, podName)
 		}
 	}
