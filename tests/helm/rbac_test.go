@@ -52,6 +52,7 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},
 		{"create", "statefulsets.apps", ns, true},
+		{"delete", "statefulsets.apps", ns, true}, // suspendAction
 		{"update", "deployments.apps", ns, true},
 		{"create", "roles.rbac.authorization.k8s.io", ns, true},
 		{"patch", "pods", ns, true},
@@ -61,12 +62,14 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"create", "events", ns, true},
 		{"update", "leases.coordination.k8s.io", rel.Namespace, true},
 		// Least privilege: the Lease only in the release namespace; no
-		// writes to Secrets, no deletes of workloads, no cluster objects.
+		// writes to Secrets, no deletes of Deployments, no cluster objects.
 		{"create", "leases.coordination.k8s.io", ns, false},
 		{"create", "secrets", ns, false},
-		{"delete", "statefulsets.apps", ns, false},
-		{"update", "backups.pingcap.com", ns, false}, // status only, never the user's spec
+		{"update", "backups.pingcap.com", ns, false},       // status only, never the user's spec
+		{"get", "nodes", "", true},                         // topology labels
+		{"get", "storageclasses.storage.k8s.io", "", true}, // volume expansion
 		{"list", "nodes", "", false},
+		{"delete", "deployments.apps", ns, false},
 		{"escalate", "roles.rbac.authorization.k8s.io", ns, false},
 	})
 

@@ -100,12 +100,16 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/finalizers]
   verbs: [update]
-# Component and discovery objects: cached by label (list/watch), created and updated by apply.
+# Component and discovery objects: cached by label (list/watch), created and updated by apply;
+# suspendAction deletes the components' StatefulSets (delete).
 - apiGroups: [""]
   resources: [services, configmaps, serviceaccounts]
   verbs: [get, list, watch, create, update]
 - apiGroups: [apps]
-  resources: [statefulsets, deployments]
+  resources: [statefulsets]
+  verbs: [get, list, watch, create, update, delete]
+- apiGroups: [apps]
+  resources: [deployments]
   verbs: [get, list, watch, create, update]
 # The discovery Role and RoleBinding of each cluster.
 - apiGroups: [rbac.authorization.k8s.io]

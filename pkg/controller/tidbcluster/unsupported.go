@@ -96,27 +96,6 @@ func unreadTiFlashConfig(s *v1alpha1.TidbClusterSpec) []string {
 	return out
 }
 
-func pdComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
-	if s.PD == nil {
-		return nil
-	}
-	return &s.PD.ComponentSpec
-}
-
-func tikvComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
-	if s.TiKV == nil {
-		return nil
-	}
-	return &s.TiKV.ComponentSpec
-}
-
-func tidbComponent(s *v1alpha1.TidbClusterSpec) *v1alpha1.ComponentSpec {
-	if s.TiDB == nil {
-		return nil
-	}
-	return &s.TiDB.ComponentSpec
-}
-
 // attributesClassReporter is the skeleton's report of volume attributes
 // classes its live StatefulSet's claim templates do not carry.
 type attributesClassReporter interface {
