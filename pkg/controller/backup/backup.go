@@ -119,6 +119,12 @@ func (c *backupControl) syncSnapshot(ctx context.Context, b, d *v1alpha1.Backup)
 	if f := jobFailed(job); f != nil {
 		return c.onJobFailed(ctx, b, d, f.Reason, f.Message)
 	}
+	if condition.GetBackupCondition(&b.Status, v1alpha1.BackupScheduled) == nil && !condition.IsBackupTrue(b, v1alpha1.BackupRunning) {
+		// An operator that stopped right after creating the Job never
+		// recorded it: the Job is the record.
+		_, _, err := c.setBackupConditions(ctx, b, backupCond(v1alpha1.BackupScheduled, ReasonJobCreated, "Job "+job.Name+" created"))
+		return err
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
@@ -101,6 +102,34 @@ func TestBackupCreatesJobThenConverges(t *testing.T) {
 	if evs := events(deps); len(evs) != 0 {
 		t.Fatalf("converged sync recorded %q", evs)
 	}
+}
+
+// TestExistingJobIsRecordedAsScheduled: a Job created by an operator that
+// stopped before writing Scheduled is recorded by the next one, once, and
+// never created twice.
+func TestExistingJobIsRecordedAsScheduled(t *testing.T) {
+	t.Parallel()
+	deps, c := backupFixture(t, validBackup(), cluster())
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	mutateBackup(t, deps, "bk", func(b *v1alpha1.Backup) { b.Status = v1alpha1.BackupStatus{} }) // Scheduled lost
+	settle(t, deps)
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, deps, "bk")
+	if got.Status.Phase != v1alpha1.BackupScheduled || condOf(got, v1alpha1.BackupScheduled) == nil {
+		t.Fatalf("status %+v, want Scheduled recorded from the existing Job", got.Status)
+	}
+	jobs, err := deps.FakeKube.BatchV1().Jobs("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(jobs.Items) != 1 {
+		t.Fatalf("jobs %v (err %v), want the one Job", len(jobs.Items), err)
+	}
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	expectNoWrites(t, deps)
 }
 
 func TestJobCreateFailureIsRetryFailed(t *testing.T) {
