@@ -144,6 +144,9 @@ func (c *backupControl) createBackupJob(ctx context.Context, b, d *v1alpha1.Back
 		return c.createFailed(ctx, b, err)
 	}
 	c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonJobCreated, "created Job %s (%s)", job.Name, job.Spec.Template.Spec.Containers[0].Args[0])
+	if d.Spec.BR == nil {
+		c.warnScratchVolume(b, scratchVolumeIgnored(d.Spec.StorageClassName, d.Spec.StorageSize, d.Spec.VolumeAttributesClassName))
+	}
 	klog.FromContext(ctx).Info("backup job created", "backup", klog.KObj(b), "job", job.Name, "run", run)
 	_, _, err := c.setBackupConditions(ctx, b, backupCond(v1alpha1.BackupScheduled, ReasonJobCreated, "Job "+job.Name+" created"))
 	return err
@@ -162,23 +165,10 @@ func (c *backupControl) createFailed(ctx context.Context, b *v1alpha1.Backup, ca
 // reported by RetryFailed (GetTidbClusterFailed) and a Warning event when
 // that condition is first written, and waited for.
 func (c *backupControl) backupCluster(ctx context.Context, b, d *v1alpha1.Backup) (*v1alpha1.TidbCluster, error) {
-	ns := d.Spec.BR.ClusterNamespace
-	if ns == "" {
-		ns = b.Namespace
-	}
-	tc, err := c.cluster(ns, d.Spec.BR.Cluster)
-	if tc != nil || err != nil {
-		return tc, err
-	}
-	msg := fmt.Sprintf("TidbCluster %s/%s not found", ns, d.Spec.BR.Cluster)
-	_, wrote, err := c.setBackupConditions(ctx, b, backupCond(v1alpha1.BackupRetryFailed, ReasonClusterNotFound, msg))
-	if err != nil {
-		return nil, err
-	}
-	if wrote {
-		c.recorder.Event(b, corev1.EventTypeWarning, ReasonClusterNotFound, msg+"; waiting for it")
-	}
-	return nil, flow.RequeueAfter(waitDelay, "%s", msg)
+	return c.clusterOrWait(b, b.Namespace, d.Spec.BR, "TidbCluster", func(msg string) (bool, error) {
+		_, wrote, err := c.setBackupConditions(ctx, b, backupCond(v1alpha1.BackupRetryFailed, ReasonClusterNotFound, msg))
+		return wrote, err
+	})
 }
 
 // onJobFailed handles the failed Job of the current run: under

@@ -132,6 +132,25 @@ func TestExistingJobIsRecordedAsScheduled(t *testing.T) {
 	expectNoWrites(t, deps)
 }
 
+// TestExportScratchVolumeFieldsAreNamed: a dumpling export's scratch-PVC
+// fields are accepted but not acted on, and a Warning names them.
+func TestExportScratchVolumeFieldsAreNamed(t *testing.T) {
+	t.Parallel()
+	b := validBackup()
+	b.Spec.BR = nil
+	b.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "pw"}
+	sc := "fast"
+	b.Spec.StorageClassName, b.Spec.StorageSize = &sc, "10Gi"
+	deps, c := backupFixture(t, b, cluster())
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	if storedJob(t, deps, "backup-bk") == nil {
+		t.Fatal("no export Job")
+	}
+	expectEvent(t, events(deps), "Warning Unsupported spec.storageClassName, spec.storageSize not acted on")
+}
+
 func TestJobCreateFailureIsRetryFailed(t *testing.T) {
 	t.Parallel()
 	deps, c := backupFixture(t, validBackup(), cluster())

@@ -10,7 +10,6 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/backup/condition"
-	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // ReasonPiTRGCNotSet is the Warning event of a PiTR restore: the TiKV
@@ -63,23 +62,10 @@ func (c *restoreControl) sync(ctx context.Context, r *v1alpha1.Restore) error {
 // reported by RetryFailed (GetTidbClusterFailed) and a Warning event when
 // that condition is first written, and waited for.
 func (c *restoreControl) restoreCluster(ctx context.Context, r, d *v1alpha1.Restore) (*v1alpha1.TidbCluster, error) {
-	ns := d.Spec.BR.ClusterNamespace
-	if ns == "" {
-		ns = r.Namespace
-	}
-	tc, err := c.cluster(ns, d.Spec.BR.Cluster)
-	if tc != nil || err != nil {
-		return tc, err
-	}
-	msg := fmt.Sprintf("target TidbCluster %s/%s not found", ns, d.Spec.BR.Cluster)
-	_, wrote, err := c.setRestoreConditions(ctx, r, restoreCond(v1alpha1.RestoreRetryFailed, ReasonClusterNotFound, msg))
-	if err != nil {
-		return nil, err
-	}
-	if wrote {
-		c.recorder.Event(r, corev1.EventTypeWarning, ReasonClusterNotFound, msg+"; waiting for it")
-	}
-	return nil, flow.RequeueAfter(waitDelay, "%s", msg)
+	return c.clusterOrWait(r, r.Namespace, d.Spec.BR, "target TidbCluster", func(msg string) (bool, error) {
+		_, wrote, err := c.setRestoreConditions(ctx, r, restoreCond(v1alpha1.RestoreRetryFailed, ReasonClusterNotFound, msg))
+		return wrote, err
+	})
 }
 
 // createRestoreJob creates restore-<name> and reports it.
@@ -91,6 +77,9 @@ func (c *restoreControl) createRestoreJob(ctx context.Context, r, d *v1alpha1.Re
 			return fmt.Errorf("%w (after %w)", werr, err)
 		}
 		return err
+	}
+	if d.Spec.BR == nil {
+		c.warnScratchVolume(r, scratchVolumeIgnored(d.Spec.StorageClassName, d.Spec.StorageSize, d.Spec.VolumeAttributesClassName))
 	}
 	if d.Spec.Mode == v1alpha1.RestoreModePiTR {
 		c.recorder.Event(r, corev1.EventTypeWarning, ReasonPiTRGCNotSet,

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
@@ -23,6 +25,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // Finalizer keeps a Backup whose data must be cleaned (or whose log backup
@@ -76,6 +79,58 @@ func (w *writer) cluster(ns, name string) (*v1alpha1.TidbCluster, error) {
 		return nil, fmt.Errorf("get TidbCluster %s/%s: %w", ns, name, err)
 	}
 	return tc, nil
+}
+
+// scratchVolumeIgnored names the scratch-PVC fields of a dumpling or
+// Lightning Job that are set: this operator version gives those Jobs no
+// scratch PVC (they use the remote storage directly), so the fields are
+// not acted on, and the caller says so.
+func scratchVolumeIgnored(storageClass *string, size string, attributesClass *string) []string {
+	var out []string
+	if storageClass != nil {
+		out = append(out, "spec.storageClassName")
+	}
+	if size != "" {
+		out = append(out, "spec.storageSize")
+	}
+	if attributesClass != nil {
+		out = append(out, "spec.volumeAttributesClassName")
+	}
+	return out
+}
+
+// warnScratchVolume records a Warning Unsupported on obj naming the
+// scratch-PVC fields set (scratchVolumeIgnored), when any is.
+func (w *writer) warnScratchVolume(obj runtime.Object, fields []string) {
+	if len(fields) > 0 {
+		w.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonUnsupported,
+			"%s not acted on: this operator version gives dumpling and Lightning no scratch PVC (they read and write the remote storage directly)",
+			strings.Join(fields, ", "))
+	}
+}
+
+// clusterOrWait returns the TidbCluster br names (in ns when br names no
+// namespace). A missing one is reported through markMissing (the kind's
+// RetryFailed condition, which says whether it wrote it), with a Warning
+// event on obj when that condition is first written, and waited for.
+func (w *writer) clusterOrWait(obj runtime.Object, ns string, br *v1alpha1.BRConfig, what string,
+	markMissing func(msg string) (bool, error)) (*v1alpha1.TidbCluster, error) {
+	if br.ClusterNamespace != "" {
+		ns = br.ClusterNamespace
+	}
+	tc, err := w.cluster(ns, br.Cluster)
+	if tc != nil || err != nil {
+		return tc, err
+	}
+	msg := fmt.Sprintf("%s %s/%s not found", what, ns, br.Cluster)
+	wrote, err := markMissing(msg)
+	if err != nil {
+		return nil, err
+	}
+	if wrote {
+		w.recorder.Event(obj, corev1.EventTypeWarning, ReasonClusterNotFound, msg+"; waiting for it")
+	}
+	return nil, flow.RequeueAfter(waitDelay, "%s", msg)
 }
 
 // createJob creates j; a Job of that name that already exists (a cache
