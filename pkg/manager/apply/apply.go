@@ -1,11 +1,12 @@
-// Package apply creates or updates the objects a TidbCluster owns without
+// Package apply creates or updates the objects a TidbCluster (or another
+// pingcap.com Owner: a TidbMonitor, a TidbDashboard, …) owns without
 // churn: each desired object carries a hash of exactly the fields the
 // operator sets (AnnAppliedHash); an object whose recorded hash matches the
 // desired one is not written, so a converged cluster's sync makes no API
 // write. Updates copy only owned fields onto the live object, keeping
 // foreign labels and annotations, Service ClusterIPs and NodePorts, and never
 // sending immutable fields. Every write records a Successful<Verb> or
-// Failed<Verb> event on the owning TidbCluster; successes are batched per
+// Failed<Verb> event on the owner; successes are batched per
 // component sync when the context carries an EventBatch.
 package apply
 
@@ -21,8 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
 // AnnAppliedHash records the hash of the fields the operator last applied.
@@ -78,7 +77,7 @@ func metaOf(o metav1.Object) ownedMeta {
 // recorded hash differs (or values drifted), and otherwise writes nothing.
 // It returns the live (or written) object. It refuses to take over an object
 // controlled by something other than owner.
-func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alpha1.TidbCluster, desired T, o ops[T]) (T, error) {
+func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner, desired T, o ops[T]) (T, error) {
 	var zero T
 	hash, err := Hash(o.owned(desired))
 	if err != nil {
@@ -104,9 +103,9 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner *v1alp
 	if err != nil {
 		return zero, fmt.Errorf("get %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
 	}
-	if ref := metav1.GetControllerOf(live); ref != nil && ref.UID != owner.UID {
-		return zero, fmt.Errorf("%s %s/%s is controlled by %s %s, not by TidbCluster %s",
-			o.kind, live.GetNamespace(), live.GetName(), ref.Kind, ref.Name, owner.Name)
+	if ref := metav1.GetControllerOf(live); ref != nil && ref.UID != owner.GetUID() {
+		return zero, fmt.Errorf("%s %s/%s is controlled by %s %s, not by %s %s",
+			o.kind, live.GetNamespace(), live.GetName(), ref.Kind, ref.Name, ownerKind(owner).Kind, owner.GetName())
 	}
 	adopted := metav1.GetControllerOf(live) != nil
 	if adopted && live.GetAnnotations()[AnnAppliedHash] == hash && !labelsDrifted(live, desired) &&
@@ -140,12 +139,12 @@ func labelsDrifted(live, desired metav1.Object) bool {
 }
 
 // setOwner makes owner the controller of obj, replacing no other controller.
-func setOwner(obj metav1.Object, owner *v1alpha1.TidbCluster) {
-	if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID == owner.UID {
+func setOwner(obj metav1.Object, owner Owner) {
+	if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID == owner.GetUID() {
 		return
 	}
 	refs := obj.GetOwnerReferences()
-	refs = append(refs, *metav1.NewControllerRef(owner, v1alpha1.SchemeGroupVersion.WithKind("TidbCluster")))
+	refs = append(refs, *metav1.NewControllerRef(owner, ownerKind(owner)))
 	obj.SetOwnerReferences(refs)
 }
 

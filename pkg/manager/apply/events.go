@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
 // EventBatch collects the successful writes of one cluster sync so that
@@ -50,7 +48,7 @@ func (b *EventBatch) add(verb, kind, name string) {
 // naming every object in the order written ("create Service db-pd, StatefulSet
 // db-pd in TidbCluster db successful"; with one object the message is the TiDB
 // Operator's), and empties the batch. A nil recorder only empties it.
-func (b *EventBatch) Flush(rec record.EventRecorder, owner *v1alpha1.TidbCluster) {
+func (b *EventBatch) Flush(rec record.EventRecorder, owner Owner) {
 	b.mu.Lock()
 	verbs, objects := b.verbs, b.objects
 	b.verbs, b.objects = nil, map[string][]string{}
@@ -59,29 +57,29 @@ func (b *EventBatch) Flush(rec record.EventRecorder, owner *v1alpha1.TidbCluster
 		return
 	}
 	for _, verb := range verbs {
-		rec.Eventf(owner, corev1.EventTypeNormal, "Successful"+verb, "%s %s in TidbCluster %s successful",
-			lower(verb), strings.Join(objects[verb], ", "), owner.Name)
+		rec.Eventf(owner, corev1.EventTypeNormal, "Successful"+verb, "%s %s in %s %s successful",
+			lower(verb), strings.Join(objects[verb], ", "), ownerKind(owner).Kind, owner.GetName())
 	}
 }
 
 // recordEvent records the outcome of one write: a Warning Failed<Verb> at
 // once, a Normal Successful<Verb> into ctx's batch when it has one, or at
 // once when it has none. The reasons are the TiDB Operator's.
-func recordEvent(ctx context.Context, rec record.EventRecorder, owner *v1alpha1.TidbCluster, verb, kind, name string, err error) {
+func recordEvent(ctx context.Context, rec record.EventRecorder, owner Owner, verb, kind, name string, err error) {
 	if rec == nil {
 		return
 	}
 	if err != nil {
-		rec.Eventf(owner, corev1.EventTypeWarning, "Failed"+verb, "%s %s %s in TidbCluster %s failed: %v",
-			lower(verb), kind, name, owner.Name, err)
+		rec.Eventf(owner, corev1.EventTypeWarning, "Failed"+verb, "%s %s %s in %s %s failed: %v",
+			lower(verb), kind, name, ownerKind(owner).Kind, owner.GetName(), err)
 		return
 	}
 	if b := batchFrom(ctx); b != nil {
 		b.add(verb, kind, name)
 		return
 	}
-	rec.Eventf(owner, corev1.EventTypeNormal, "Successful"+verb, "%s %s %s in TidbCluster %s successful",
-		lower(verb), kind, name, owner.Name)
+	rec.Eventf(owner, corev1.EventTypeNormal, "Successful"+verb, "%s %s %s in %s %s successful",
+		lower(verb), kind, name, ownerKind(owner).Kind, owner.GetName())
 }
 
 func lower(s string) string {

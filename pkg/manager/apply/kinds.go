@@ -13,11 +13,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
-// Applier applies each kind a TidbCluster owns and does the operator's
+// Applier applies each kind an Owner (a TidbCluster, a TidbMonitor, …) owns and does the operator's
 // other writes (deletes and annotation patches, writes.go). Reads come from
 // the informer caches only, so a converged sync reads nothing from the API.
 type Applier struct {
@@ -62,7 +60,7 @@ func NewApplier(kube kubernetes.Interface, recorder record.EventRecorder, caches
 
 // Service creates or updates desired. It keeps the live ClusterIP(s) and the
 // NodePorts the API server allocated for ports that do not ask for one.
-func (a *Applier) Service(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.Service) (*corev1.Service, error) {
+func (a *Applier) Service(ctx context.Context, owner Owner, desired *corev1.Service) (*corev1.Service, error) {
 	c := a.kube.CoreV1().Services(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*corev1.Service]{
 		kind: "Service",
@@ -115,7 +113,7 @@ func mergeService(live, desired *corev1.Service) *corev1.Service {
 }
 
 // ConfigMap creates or updates desired; its data is wholly owned.
-func (a *Applier) ConfigMap(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+func (a *Applier) ConfigMap(ctx context.Context, owner Owner, desired *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 	c := a.kube.CoreV1().ConfigMaps(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ConfigMap]{
 		kind: "ConfigMap",
@@ -143,7 +141,7 @@ func (a *Applier) ConfigMap(ctx context.Context, owner *v1alpha1.TidbCluster, de
 // strategy and pod template only: selector, service name, pod management
 // policy and volume claim templates are immutable and kept as they are.
 // Replicas and partition changed by someone else are put back.
-func (a *Applier) StatefulSet(ctx context.Context, owner *v1alpha1.TidbCluster, desired *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
+func (a *Applier) StatefulSet(ctx context.Context, owner Owner, desired *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 	c := a.kube.AppsV1().StatefulSets(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.StatefulSet]{
 		kind: "StatefulSet",
@@ -188,7 +186,7 @@ func partition(s *appsv1.StatefulSet) *int32 {
 }
 
 // Deployment creates or updates desired (the discovery Deployment).
-func (a *Applier) Deployment(ctx context.Context, owner *v1alpha1.TidbCluster, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
 	c := a.kube.AppsV1().Deployments(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.Deployment]{
 		kind: "Deployment",
@@ -221,7 +219,7 @@ func (a *Applier) Deployment(ctx context.Context, owner *v1alpha1.TidbCluster, d
 }
 
 // ServiceAccount creates desired when missing; labels are kept up to date.
-func (a *Applier) ServiceAccount(ctx context.Context, owner *v1alpha1.TidbCluster, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
+func (a *Applier) ServiceAccount(ctx context.Context, owner Owner, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
 	c := a.kube.CoreV1().ServiceAccounts(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ServiceAccount]{
 		kind: "ServiceAccount",
@@ -243,7 +241,7 @@ func (a *Applier) ServiceAccount(ctx context.Context, owner *v1alpha1.TidbCluste
 }
 
 // Role creates or updates desired's rules.
-func (a *Applier) Role(ctx context.Context, owner *v1alpha1.TidbCluster, desired *rbacv1.Role) (*rbacv1.Role, error) {
+func (a *Applier) Role(ctx context.Context, owner Owner, desired *rbacv1.Role) (*rbacv1.Role, error) {
 	c := a.kube.RbacV1().Roles(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.Role]{
 		kind: "Role",
@@ -268,7 +266,7 @@ func (a *Applier) Role(ctx context.Context, owner *v1alpha1.TidbCluster, desired
 }
 
 // RoleBinding creates or updates desired's subjects (its roleRef is immutable).
-func (a *Applier) RoleBinding(ctx context.Context, owner *v1alpha1.TidbCluster, desired *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
+func (a *Applier) RoleBinding(ctx context.Context, owner Owner, desired *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 	c := a.kube.RbacV1().RoleBindings(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.RoleBinding]{
 		kind: "RoleBinding",

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
 // The writes below are the operator's only deletes and patches of pods,
@@ -26,23 +24,23 @@ import (
 // DeletePod deletes the pod name under the preconditions pre (nil: none),
 // for the reason given ("failover of PD member basic-pd-1"). A failed
 // precondition is returned as the API's Conflict, wrapped.
-func (a *Applier) DeletePod(ctx context.Context, owner *v1alpha1.TidbCluster, name string, pre *metav1.Preconditions, reason string) error {
-	err := a.kube.CoreV1().Pods(owner.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
+func (a *Applier) DeletePod(ctx context.Context, owner Owner, name string, pre *metav1.Preconditions, reason string) error {
+	err := a.kube.CoreV1().Pods(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
 	return a.recordDelete(ctx, owner, "Pod", name, reason, err)
 }
 
 // DeletePVC deletes the PVC name under the preconditions pre (nil: none),
 // for the reason given. Callers must have made sure the data may go.
-func (a *Applier) DeletePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, pre *metav1.Preconditions, reason string) error {
-	err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
+func (a *Applier) DeletePVC(ctx context.Context, owner Owner, name string, pre *metav1.Preconditions, reason string) error {
+	err := a.kube.CoreV1().PersistentVolumeClaims(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
 	return a.recordDelete(ctx, owner, "PersistentVolumeClaim", name, reason, err)
 }
 
 // DeleteStatefulSet deletes the StatefulSet name in the foreground (its
 // pods go first; their PVCs stay), for the reason given.
-func (a *Applier) DeleteStatefulSet(ctx context.Context, owner *v1alpha1.TidbCluster, name, reason string) error {
+func (a *Applier) DeleteStatefulSet(ctx context.Context, owner Owner, name, reason string) error {
 	foreground := metav1.DeletePropagationForeground
-	err := a.kube.AppsV1().StatefulSets(owner.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground})
+	err := a.kube.AppsV1().StatefulSets(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground})
 	return a.recordDelete(ctx, owner, "StatefulSet", name, reason, err)
 }
 
@@ -51,39 +49,39 @@ func UIDIs(uid types.UID) *metav1.Preconditions { return &metav1.Preconditions{U
 
 // AnnotatePod merges annotations into the pod name's annotations (a value
 // of "" is kept as the empty string).
-func (a *Applier) AnnotatePod(ctx context.Context, owner *v1alpha1.TidbCluster, name string, annotations map[string]string) error {
+func (a *Applier) AnnotatePod(ctx context.Context, owner Owner, name string, annotations map[string]string) error {
 	patch := metaPatch(nil, annotations)
-	_, err := a.kube.CoreV1().Pods(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := a.kube.CoreV1().Pods(owner.GetNamespace()).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "Pod", name, err)
 }
 
 // AnnotatePVC merges annotations into the PVC name's annotations.
-func (a *Applier) AnnotatePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, annotations map[string]string) error {
+func (a *Applier) AnnotatePVC(ctx context.Context, owner Owner, name string, annotations map[string]string) error {
 	patch := metaPatch(nil, annotations)
-	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.GetNamespace()).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
 }
 
 // LabelPod merges labels and annotations into the pod name's metadata
 // (the meta labels the operator syncs from PD). A failure records a
 // FailedPatch event.
-func (a *Applier) LabelPod(ctx context.Context, owner *v1alpha1.TidbCluster, name string, labels, annotations map[string]string) error {
+func (a *Applier) LabelPod(ctx context.Context, owner Owner, name string, labels, annotations map[string]string) error {
 	patch := metaPatch(labels, annotations)
-	_, err := a.kube.CoreV1().Pods(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := a.kube.CoreV1().Pods(owner.GetNamespace()).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "Pod", name, err)
 }
 
 // LabelPVC merges labels and annotations into the PVC name's metadata.
 // A failure records a FailedPatch event.
-func (a *Applier) LabelPVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, labels, annotations map[string]string) error {
+func (a *Applier) LabelPVC(ctx context.Context, owner Owner, name string, labels, annotations map[string]string) error {
 	patch := metaPatch(labels, annotations)
-	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.GetNamespace()).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
 }
 
 // LabelPV merges labels and annotations into the (cluster-scoped) PV
 // name's metadata. A failure records a FailedPatch event.
-func (a *Applier) LabelPV(ctx context.Context, owner *v1alpha1.TidbCluster, name string, labels, annotations map[string]string) error {
+func (a *Applier) LabelPV(ctx context.Context, owner Owner, name string, labels, annotations map[string]string) error {
 	patch := metaPatch(labels, annotations)
 	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
@@ -91,16 +89,16 @@ func (a *Applier) LabelPV(ctx context.Context, owner *v1alpha1.TidbCluster, name
 
 // ResizePVC asks for size as the PVC name's storage request (the storage
 // driver then expands the volume). A failure records a FailedPatch event.
-func (a *Applier) ResizePVC(ctx context.Context, owner *v1alpha1.TidbCluster, name string, size resource.Quantity) error {
+func (a *Applier) ResizePVC(ctx context.Context, owner Owner, name string, size resource.Quantity) error {
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"resources": map[string]any{
 		"requests": map[string]string{string(corev1.ResourceStorage): size.String()}}}})
-	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := a.kube.CoreV1().PersistentVolumeClaims(owner.GetNamespace()).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
 }
 
 // PatchPV sets the PV name's reclaim policy (when policy is not "") and
 // merges labels into its labels.
-func (a *Applier) PatchPV(ctx context.Context, owner *v1alpha1.TidbCluster, name string,
+func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 	policy corev1.PersistentVolumeReclaimPolicy, labels map[string]string) error {
 	body := map[string]any{}
 	if len(labels) > 0 {
@@ -126,7 +124,7 @@ func metaPatch(labels, annotations map[string]string) []byte {
 	return b
 }
 
-func (a *Applier) recordDelete(ctx context.Context, owner *v1alpha1.TidbCluster, kind, name, reason string, err error) error {
+func (a *Applier) recordDelete(ctx context.Context, owner Owner, kind, name, reason string, err error) error {
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -138,15 +136,15 @@ func (a *Applier) recordDelete(ctx context.Context, owner *v1alpha1.TidbCluster,
 		recordEvent(ctx, a.recorder, owner, "Delete", kind, label, err)
 	}
 	if err != nil {
-		return fmt.Errorf("delete %s %s/%s: %w", kind, owner.Namespace, name, err)
+		return fmt.Errorf("delete %s %s/%s: %w", kind, owner.GetNamespace(), name, err)
 	}
 	return nil
 }
 
-func (a *Applier) recordPatch(ctx context.Context, owner *v1alpha1.TidbCluster, kind, name string, err error) error {
+func (a *Applier) recordPatch(ctx context.Context, owner Owner, kind, name string, err error) error {
 	if err == nil {
 		return nil
 	}
 	recordEvent(ctx, a.recorder, owner, "Patch", kind, name, err)
-	return fmt.Errorf("patch %s %s/%s: %w", kind, owner.Namespace, name, err)
+	return fmt.Errorf("patch %s %s/%s: %w", kind, owner.GetNamespace(), name, err)
 }
