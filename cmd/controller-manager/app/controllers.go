@@ -27,26 +27,37 @@ type runner interface {
 	Run(ctx context.Context, workers int)
 }
 
-// newControllers builds one controller per CRD on deps.
-func newControllers(deps *controller.Dependencies) ([]runner, error) {
-	tc, err := tidbcluster.NewController(deps, tidbClusterComponents(deps))
-	if err != nil {
-		return nil, err
-	}
+// controllerBuilders build the operator's controllers, one per CRD. A new
+// controller is one entry here.
+var controllerBuilders = []func(*controller.Dependencies) (runner, error){
+	func(deps *controller.Dependencies) (runner, error) {
+		return tidbcluster.NewController(deps, tidbClusterComponents(deps))
+	},
 	// Backups and Restores run as Jobs of the backup-manager (pkg/controller/backup).
-	bk, err := backup.NewBackupController(deps)
-	if err != nil {
-		return nil, err
+	build(backup.NewBackupController),
+	build(backup.NewRestoreController),
+	build(backupschedule.NewController),
+}
+
+// build adapts a controller's constructor to controllerBuilders.
+func build[T runner](newController func(*controller.Dependencies) (T, error)) func(*controller.Dependencies) (runner, error) {
+	return func(deps *controller.Dependencies) (runner, error) {
+		return newController(deps)
 	}
-	rt, err := backup.NewRestoreController(deps)
-	if err != nil {
-		return nil, err
+}
+
+// newControllers builds one controller per CRD on deps; it fails when one
+// of them cannot be built (a missing lister).
+func newControllers(deps *controller.Dependencies) ([]runner, error) {
+	out := make([]runner, 0, len(controllerBuilders))
+	for _, b := range controllerBuilders {
+		c, err := b(deps)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
-	bks, err := backupschedule.NewController(deps)
-	if err != nil {
-		return nil, err
-	}
-	return []runner{tc, bk, rt, bks}, nil
+	return out, nil
 }
 
 // tidbClusterComponents builds the steps of a cluster sync, in the
