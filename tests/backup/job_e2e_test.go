@@ -34,11 +34,23 @@ type jobFixture struct {
 	*fixture
 	srv *s3Server
 	op  *operator.Manager
+	// cleaned names the Backups whose clean Job the test ran.
+	cleaned map[string]bool
 }
 
 func newJobFixture(t *testing.T) *jobFixture {
 	t.Helper()
-	f := &jobFixture{fixture: newFixture(t)}
+	f := newClusterFixture(t)
+	f.op = operator.StartManager(t, f.env.Namespace, nil)
+	return f
+}
+
+// newClusterFixture is newJobFixture without the operator: the namespace,
+// the backup RBAC, the paused TidbCluster "basic", the S3 server and its
+// credentials Secret.
+func newClusterFixture(t *testing.T) *jobFixture {
+	t.Helper()
+	f := &jobFixture{fixture: newFixture(t), cleaned: map[string]bool{}}
 	ctx, ns := f.env.Ctx, f.env.Namespace
 	f.srv = startS3(t, ctx)
 	framework.ApplyYAMLFile(t, ctx, filepath.Join(framework.RepoRoot(), "manifests", "backup", "backup-rbac.yaml"), ns)
@@ -57,7 +69,6 @@ spec:
 		Data: map[string][]byte{"access_key": []byte(accessKey), "secret_key": []byte(secretKey)}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.op = operator.StartManager(t, ns, nil)
 	return f
 }
 
