@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/backup/condition"
@@ -181,13 +183,27 @@ func (f *jobFixture) restartOperator(t *testing.T) {
 
 // TestJobCommandLinesBackupAndClean runs the controller's own Jobs with the
 // real backup-manager, API server and S3 server.
-func TestJobCommandLinesBackupAndClean(t *testing.T) { runJobFlow(t, false) }
+func TestJobCommandLinesBackupAndClean(t *testing.T) { runJobFlow(t, "") }
 
 // TestJobOperatorRestartMidBackupLosesNothing is the same flow with the
 // operator killed after it created the backup Job and a new one started
 // before the Job's pod runs: the backup completes, with exactly one Job
 // (the first, never recreated), and the new operator cleans on deletion.
-func TestJobOperatorRestartMidBackupLosesNothing(t *testing.T) { runJobFlow(t, true) }
+func TestJobOperatorRestartMidBackupLosesNothing(t *testing.T) { runJobFlow(t, restartMidBackup) }
+
+// TestJobOperatorRestartMidCleanLosesNothing is the same flow with the
+// operator killed after it created the clean Job of the deleted Backup
+// (the finalizer still holding it) and a new one started before the Job's
+// pod runs: there is exactly one clean Job ever (watched from before the
+// deletion), it empties the prefix, and the new operator removes the
+// finalizer, so the Backup is gone.
+func TestJobOperatorRestartMidCleanLosesNothing(t *testing.T) { runJobFlow(t, restartMidClean) }
+
+// Where runJobFlow restarts the operator.
+const (
+	restartMidBackup = "backup"
+	restartMidClean  = "clean"
+)
 
 // runJobFlow: a cleanPolicy Delete Backup to S3; the controller's
 // backup-<name> Job, run as its pod would, leaves the Backup Complete with
@@ -195,7 +211,7 @@ func TestJobOperatorRestartMidBackupLosesNothing(t *testing.T) { runJobFlow(t, t
 // deleting the Backup makes the controller create clean-<name> while the
 // finalizer holds it; that Job, run the same way, empties the prefix (an
 // unrelated prefix survives), and the controller then lets the Backup go.
-func runJobFlow(t *testing.T, restart bool) {
+func runJobFlow(t *testing.T, restartAt string) {
 	f := newJobFixture(t)
 	ctx, ns := f.env.Ctx, f.env.Namespace
 	f.srv.put(t, ctx, "cluster-a/snap0/keep.sst", 5)
@@ -207,7 +223,7 @@ func runJobFlow(t *testing.T, restart bool) {
 	if want := []string{"backup", "--namespace=" + ns, "--backupName=snap", "--tikvVersion=v8.5.0"}; !slices.Equal(job.Spec.Template.Spec.Containers[0].Args, want) {
 		t.Fatalf("Job backup-snap args %v, want %v", job.Spec.Template.Spec.Containers[0].Args, want)
 	}
-	if restart {
+	if restartAt == restartMidBackup {
 		f.restartOperator(t)
 	}
 	if code, out := f.runJob(t, job); code != 0 {
@@ -227,16 +243,20 @@ func runJobFlow(t *testing.T, restart bool) {
 	if args := strings.Fields(f.brArgs(t)[0]); !slices.Contains(args, "--storage=s3://backups/cluster-a/snap?force-path-style=true") {
 		t.Errorf("br args %v lack the Backup's storage", args)
 	}
-	if restart {
+	if restartAt == restartMidBackup {
 		f.assertOneBackupJob(t, job)
 	}
 
+	cleanJobs := f.watchCleanJobs(t, "snap")
 	if err := f.client.PingcapV1alpha1().Backups(ns).Delete(ctx, "snap", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	clean := f.waitJob(t, "clean-snap")
 	if b := f.backup(t, "snap"); b.DeletionTimestamp == nil || !slices.Contains(b.Finalizers, backup.Finalizer) {
 		t.Fatalf("the Backup is not held by its finalizer while clean runs: deletion %v finalizers %v", b.DeletionTimestamp, b.Finalizers)
+	}
+	if restartAt == restartMidClean {
+		f.restartOperator(t)
 	}
 	if code, out := f.runJob(t, clean); code != 0 {
 		t.Fatalf("Job clean-snap's command exited %d:\n%s", code, out)
@@ -248,6 +268,45 @@ func runJobFlow(t *testing.T, restart bool) {
 		t.Errorf("clean touched an unrelated prefix: %v", kept)
 	}
 	f.waitBackup(t, "snap", "the cleaned Backup loses its finalizer and is gone", func(b *v1alpha1.Backup) bool { return b == nil })
+	if uids := cleanJobs(); len(uids) != 1 || uids[0] != clean.UID {
+		t.Errorf("clean Jobs created %v, want only %s", uids, clean.UID)
+	}
+}
+
+// watchCleanJobs watches the clean Jobs of Backup name from now on and
+// returns a function that stops the watch and lists the UIDs of every clean
+// Job it saw, in order.
+func (f *jobFixture) watchCleanJobs(t *testing.T, name string) func() []types.UID {
+	t.Helper()
+	w, err := f.env.Kube.BatchV1().Jobs(f.env.Namespace).Watch(f.env.Ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/component=clean,tidb.pingcap.com/backup=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		uids []types.UID
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			mu.Lock()
+			if j, ok := ev.Object.(*batchv1.Job); ok && !slices.Contains(uids, j.UID) {
+				uids = append(uids, j.UID)
+			}
+			mu.Unlock()
+		}
+	}()
+	stop := func() []types.UID {
+		w.Stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(uids)
+	}
+	t.Cleanup(func() { stop() })
+	return stop
 }
 
 // assertOneBackupJob checks the new operator did not recreate the backup Job:
