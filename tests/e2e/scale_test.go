@@ -31,6 +31,7 @@ type watchInvariants struct {
 	violations []string
 	evicted    bool
 	leaders    map[string]bool
+	maxOffline int // the most stores seen Offline at once
 }
 
 func (w *watchInvariants) run(ctx context.Context, env *framework.Env, sim *simclient.Client) {
@@ -46,6 +47,13 @@ func (w *watchInvariants) run(ctx context.Context, env *framework.Env, sim *simc
 		if err != nil {
 			return ctx.Err() == nil
 		}
+		offline := 0
+		for _, s := range st.Stores {
+			if s.StateName == "Offline" {
+				offline++
+			}
+		}
+		w.maxOffline = max(w.maxOffline, offline)
 		for _, s := range st.Stores {
 			w.evicted = w.evicted || s.Evicting
 			ord, err := names.Ordinal(s.PodName)
@@ -142,10 +150,18 @@ func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
 	}
 	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 5}})
 	waitReady(t, env, pc, "TiKV scaled out to 5 Up stores", upStores(5))
-	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 3}})
+	// scaleInParallelism 2: both stores leave at once (PD keeps 3 replicas,
+	// so 3 Up stores may remain), never a pod before its store is Tombstone.
+	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"replicas": 3,
+		"scalePolicy": map[string]any{"scaleInParallelism": 2}}})
 	waitReady(t, env, pc, "TiKV scaled in to 3 stores", func(tc *v1alpha1.TidbCluster) bool {
 		return upStores(3)(tc) && len(tc.Status.TiKV.TombstoneStores) == 2 && tc.Status.TiKV.StatefulSet.Replicas == 3
 	})
+	w.mu.Lock()
+	if w.maxOffline != 2 {
+		t.Errorf("with scaleInParallelism 2, at most %d stores were Offline at once, want both leaving stores", w.maxOffline)
+	}
+	w.mu.Unlock()
 	for _, pvc := range []string{"tikv-basic-tikv-3", "tikv-basic-tikv-4"} {
 		got, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(env.Ctx, pvc, metav1.GetOptions{})
 		if err != nil {

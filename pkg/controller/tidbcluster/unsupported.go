@@ -76,7 +76,6 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	add(s.Discovery.AutomountServiceAccountToken != nil && !*s.Discovery.AutomountServiceAccountToken,
 		"spec.discovery.automountServiceAccountToken")
 	out = append(out, unreadTiFlashConfig(s)...)
-	out = append(out, parallelScaleIn(s)...)
 	slices.Sort(out)
 	return out
 }
@@ -135,25 +134,4 @@ func (c *defaultControl) setUnsupported(tc *v1alpha1.TidbCluster, original *v1al
 		}
 	}
 	setCondition(&tc.Status.Conditions, cond, tc.Generation)
-}
-
-// parallelScaleIn names the scalePolicy.scaleInParallelism above 1 that
-// nothing honours yet: stores and servers are removed one at a time.
-func parallelScaleIn(s *v1alpha1.TidbClusterSpec) []string {
-	var out []string
-	add := func(path string, p *v1alpha1.ScalePolicy) {
-		if p.ScaleInParallelism != nil && *p.ScaleInParallelism > 1 {
-			out = append(out, path+".scalePolicy.scaleInParallelism")
-		}
-	}
-	if s.TiKV != nil {
-		add("spec.tikv", &s.TiKV.ScalePolicy)
-	}
-	if s.TiFlash != nil {
-		add("spec.tiflash", &s.TiFlash.ScalePolicy)
-	}
-	if s.TiDB != nil {
-		add("spec.tidb", &s.TiDB.ScalePolicy)
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
@@ -67,6 +68,17 @@ type UpgradeFinisher interface {
 	EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) error
 }
 
+// PodMaintainer acts on the maintenance annotations users put on the
+// component's pods (spec §6.4: TiKV evict-leader, PD transfer-leader, TiDB
+// graceful shutdown; maintenance.go). The skeleton calls it on every sync
+// once the StatefulSet exists, before failover and the planner's step,
+// with this sync's pods by ordinal. It asks for a later look with
+// flow.RevisitAfter instead of waiting, so an annotation never holds the
+// rest of the sync back; an error is retried with backoff.
+type PodMaintainer interface {
+	MaintainPods(ctx context.Context, tc *v1alpha1.TidbCluster, pods map[int32]*corev1.Pod) error
+}
+
 // HealthChecker reports whether a pod is healthy in the component's own
 // terms (a healthy PD member, an Up store, a TiDB answering /status).
 // Without it a Ready pod is healthy.
@@ -84,6 +96,12 @@ type UpgradeBlocked interface {
 // ForceUpgrader reports whether every pod should restart at once.
 type ForceUpgrader interface {
 	ForceUpgrade(tc *v1alpha1.TidbCluster) bool
+}
+
+// ScaleInStepper bounds how many pods one scale-in removes at once (its
+// scalePolicy.scaleInParallelism); without it, one.
+type ScaleInStepper interface {
+	ScaleInStep(tc *v1alpha1.TidbCluster) int32
 }
 
 // ScaleOutStepper bounds how many pods one scale-out adds (0: all).

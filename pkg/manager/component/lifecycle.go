@@ -3,6 +3,7 @@ package component
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,12 +76,11 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 			return err
 		}
 	case planner.ScaleIn:
-		if err := m.preScaleIn(ctx, tc, action.Ordinal); err != nil {
+		kept, err := m.scaleIn(ctx, tc, observed.Replicas, action.Ordinal)
+		if err != nil {
 			return err
 		}
-		if err := m.deferDeletePVCs(ctx, tc, action.Ordinal); err != nil {
-			return err
-		}
+		action.Replicas, action.Partition = kept, min(action.Partition, kept)
 	case planner.UpgradePod:
 		if p, ok := m.comp.(UpgradePreparer); ok {
 			if err := p.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
@@ -106,10 +106,14 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 		Rolling:      templateChanged || upgrading(live),
 		Pods:         map[int32]planner.Pod{},
 		ScaleOutStep: 1,
+		ScaleInStep:  1,
 		BlockedBy:    m.upgradeBlocker(tc),
 	}
 	if s, ok := m.comp.(ScaleOutStepper); ok {
 		c.ScaleOutStep = s.ScaleOutStep(tc)
+	}
+	if s, ok := m.comp.(ScaleInStepper); ok {
+		c.ScaleInStep = s.ScaleInStep(tc)
 	}
 	if f, ok := m.comp.(ForceUpgrader); ok {
 		c.Force = f.ForceUpgrade(tc)
@@ -128,11 +132,12 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 			c.Pods[o] = planner.Pod{}
 			continue
 		}
+		updated := live.Status.UpdateRevision == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] == live.Status.UpdateRevision
 		c.Pods[o] = planner.Pod{
 			Exists:  true,
 			Ready:   PodReady(p),
-			Updated: live.Status.UpdateRevision == "" || p.Labels[appsv1.ControllerRevisionHashLabelKey] == live.Status.UpdateRevision,
-			Healthy: health == nil || health.PodHealthy(tc, p.Name),
+			Updated: updated,
+			Healthy: (health == nil || health.PodHealthy(tc, p.Name)) && (!c.Rolling || !updated || m.readyLongEnough(tc, p)),
 		}
 	}
 	return c
@@ -160,6 +165,47 @@ func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Comp
 	}
 	return nil
 }
+
+// scaleIn prepares the removal of the ordinals first..replicas-1 in this
+// one sync, highest first, so that several stores drain at once
+// (scaleInParallelism), and returns the replicas the StatefulSet may
+// shrink to: below the released ordinals, from the highest down without a
+// gap (a released ordinal under one still held stays). Their PVCs are
+// marked for deferred deletion. With nothing released it returns the first
+// ordinal's wait or error; with some released, the others come back by a
+// revisit that does not hold the components after this one.
+func (m *Manager) scaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, replicas, first int32) (int32, error) {
+	kept := replicas
+	var held error
+	for o := replicas - 1; o >= first; o-- {
+		if err := m.preScaleIn(ctx, tc, o); err != nil {
+			if held == nil {
+				held = err
+			}
+			continue
+		}
+		if kept == o+1 {
+			kept = o
+		}
+	}
+	if kept == replicas {
+		return replicas, held
+	}
+	for o := kept; o < replicas; o++ {
+		if err := m.deferDeletePVCs(ctx, tc, o); err != nil {
+			return replicas, err
+		}
+	}
+	if held != nil {
+		flow.RevisitAfter(ctx, scaleInRevisit, "%s scale-in continues: %v", m.comp.Name(), held)
+	}
+	return kept, nil
+}
+
+// scaleInRevisit is how soon the removals still held after a partial
+// scale-in are looked at again (a store's Tombstone takes seconds to
+// minutes).
+const scaleInRevisit = 10 * time.Second
 
 // preScaleIn lets the component release the ordinal; a component without
 // a ScaleInPreparer refuses to scale in.

@@ -9,8 +9,10 @@
 //     one expecting a fixed membership; adding or removing members while
 //     restarting could leave two members of a quorum down at once. New
 //     pods start on the new revision anyway.
-//   - Scale-in removes the highest ordinal, one per action, so each
-//     removal can be prepared (PD member deleted, TiKV store Tombstone).
+//   - Scale-in removes the highest ordinals, ScaleInStep of them per
+//     action (one unless scalePolicy.scaleInParallelism says more), so each
+//     removal can be prepared (PD member deleted, TiKV store Tombstone);
+//     the pods that stay must all be available.
 //   - A rollout restarts one pod at a time from the highest ordinal down
 //     and only while every other pod is Ready and healthy, so at most one
 //     member is ever unavailable because of the operator.
@@ -32,7 +34,8 @@ const (
 	Wait Kind = "Wait"
 	// ScaleOut: raise replicas to Replicas (new highest ordinals).
 	ScaleOut Kind = "ScaleOut"
-	// ScaleIn: remove the pod Ordinal (the highest), leaving Replicas.
+	// ScaleIn: remove the pods Ordinal up to the highest, leaving Replicas
+	// (= Ordinal).
 	ScaleIn Kind = "ScaleIn"
 	// UpgradePod: restart pod Ordinal on the new revision (partition = Ordinal).
 	UpgradePod Kind = "UpgradePod"
@@ -72,6 +75,9 @@ type Component struct {
 	// ScaleOutStep bounds how many pods one ScaleOut adds (PD joins one at a
 	// time); 0 means all at once.
 	ScaleOutStep int32
+	// ScaleInStep bounds how many pods one ScaleIn removes (TiKV, TiFlash and
+	// TiDB's scaleInParallelism); 0 or 1 means one.
+	ScaleInStep int32
 	// Force restarts every pod at once (PD that cannot start on its config).
 	Force bool
 	// BlockedBy, when not empty, says why pods may not restart now (a
@@ -82,7 +88,8 @@ type Component struct {
 // Action is the one next step.
 type Action struct {
 	Kind Kind
-	// Ordinal is the pod removed (ScaleIn) or restarted (UpgradePod).
+	// Ordinal is the pod restarted (UpgradePod) or the lowest pod removed
+	// (ScaleIn: it and every higher ordinal go).
 	Ordinal int32
 	// Replicas is spec.replicas after the action.
 	Replicas int32
@@ -141,14 +148,15 @@ func planScaleOut(c Component, keep Action) Action {
 }
 
 func planScaleIn(c Component, keep Action) Action {
-	last := c.Replicas - 1
-	for o := int32(0); o < last; o++ {
+	n := min(max(c.ScaleInStep, 1), c.Replicas-c.Desired)
+	first := c.Replicas - n
+	for o := int32(0); o < first; o++ {
 		if p := c.Pods[o]; !p.Available() {
 			return wait(keep, "scale-in waits until pod ordinal %d is available", o)
 		}
 	}
-	return Action{Kind: ScaleIn, Ordinal: last, Replicas: last, Partition: min(c.Partition, last),
-		Reason: fmt.Sprintf("scaling in from %d to %d", c.Replicas, last)}
+	return Action{Kind: ScaleIn, Ordinal: first, Replicas: first, Partition: min(c.Partition, first),
+		Reason: fmt.Sprintf("scaling in from %d to %d", c.Replicas, first)}
 }
 
 // planRollout walks ordinals from the highest down: updated pods must be

@@ -14,6 +14,7 @@ type world struct {
 	rev, currentRev int // the update revision and the revision pods below the partition keep
 	replicas, part  int32
 	desired         int32
+	scaleInStep     int32
 	pods            map[int32]*simPod
 }
 
@@ -33,7 +34,7 @@ func newWorld(n int32) *world {
 }
 
 func (w *world) observe() Component {
-	c := Component{Desired: w.desired, Replicas: w.replicas, Partition: w.part, Pods: map[int32]Pod{}, ScaleOutStep: 1}
+	c := Component{Desired: w.desired, Replicas: w.replicas, Partition: w.part, Pods: map[int32]Pod{}, ScaleOutStep: 1, ScaleInStep: w.scaleInStep}
 	for o := int32(0); o < w.replicas; o++ {
 		p, ok := w.pods[o]
 		if !ok {
@@ -105,11 +106,14 @@ func unavailable(c Component, except int32) int {
 func checkDecision(c Component, a Action) error {
 	switch a.Kind {
 	case ScaleIn:
-		if a.Ordinal != c.Replicas-1 || a.Replicas != c.Replicas-1 {
-			return fmt.Errorf("scale-in must remove the highest ordinal, got %+v", a)
+		step := max(c.ScaleInStep, 1)
+		if a.Replicas != a.Ordinal || a.Ordinal >= c.Replicas || a.Ordinal < c.Desired || c.Replicas-a.Ordinal > step {
+			return fmt.Errorf("scale-in must remove the highest ordinals, at most %d, never below %d: %+v", step, c.Desired, a)
 		}
-		if unavailable(c, a.Ordinal) > 0 {
-			return fmt.Errorf("scale-in while another pod is unavailable: %+v", c.Pods)
+		for o := int32(0); o < a.Ordinal; o++ {
+			if !c.Pods[o].Available() {
+				return fmt.Errorf("scale-in while pod %d, which stays, is unavailable: %+v", o, c.Pods)
+			}
 		}
 	case UpgradePod:
 		if c.Desired != c.Replicas {
@@ -141,6 +145,7 @@ func TestRandomSequencesKeepInvariants(t *testing.T) {
 	rng := rand.New(rand.NewSource(20261121))
 	for seq := 0; seq < 400; seq++ {
 		w := newWorld(int32(1 + rng.Intn(5)))
+		w.scaleInStep = int32(rng.Intn(4)) // 0 and 1 both mean one at a time
 		for step := 0; step < 80; step++ {
 			if step < 50 {
 				disturb(rng, w)

@@ -32,6 +32,13 @@ func TestPlan(t *testing.T) {
 			Action{Kind: ScaleOut, Replicas: 4, Partition: 4}},
 		{"scale in highest", Component{Desired: 3, Replicas: 5, Partition: 5, Pods: pods(5, ready(true))},
 			Action{Kind: ScaleIn, Ordinal: 4, Replicas: 4, Partition: 4}},
+		{"scale in two at once", Component{Desired: 2, Replicas: 5, Partition: 5, ScaleInStep: 2, Pods: pods(5, ready(true))},
+			Action{Kind: ScaleIn, Ordinal: 3, Replicas: 3, Partition: 3}},
+		{"scale in in parallel never goes below desired", Component{Desired: 4, Replicas: 5, Partition: 5, ScaleInStep: 3, Pods: pods(5, ready(true))},
+			Action{Kind: ScaleIn, Ordinal: 4, Replicas: 4, Partition: 4}},
+		{"a pod being removed may be down", Component{Desired: 2, Replicas: 4, Partition: 4, ScaleInStep: 2, Pods: pods(4, func(o int32) Pod {
+			return Pod{Exists: true, Ready: o != 2, Healthy: true, Updated: true}
+		})}, Action{Kind: ScaleIn, Ordinal: 2, Replicas: 2, Partition: 2}},
 		{"scaling wins over upgrading", Component{Desired: 4, Replicas: 3, Partition: 3, Rolling: true, Pods: pods(3, ready(false))},
 			Action{Kind: ScaleOut, Replicas: 4, Partition: 4}},
 		{"scale in waits for a down pod", Component{Desired: 2, Replicas: 3, Partition: 3, Pods: pods(3, func(o int32) Pod {

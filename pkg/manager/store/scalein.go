@@ -64,6 +64,11 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	}
 	l.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonStoreDeleted,
 		"deleted %s store %s of %s from PD; the pod goes once PD reports the store Tombstone", l.kind.Label, store.ID, pod)
+	// PD reports the store Offline from now on; say so in memory too, so
+	// that the next store removed in this sync (scaleInParallelism) counts
+	// the Up stores that really remain.
+	store.State = pdapi.StoreStateNameOffline
+	l.kind.Status(tc).Stores[store.ID] = store
 	flow.Forget(ctx, storesKey(tc))
 	return flow.Requeue("deleting store %s of %s; waiting for PD to report it Tombstone", store.ID, pod)
 }

@@ -146,3 +146,39 @@ func TestTiFlashScaleInRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestParallelScaleInCountsTheStoresItDeleted: with scaleInParallelism, two
+// stores are removed in one sync; the second removal must count the first
+// store as gone (PD reports it Offline) — with 4 Up TiKV stores and PD's 3
+// replicas, only one of the two may leave.
+func TestParallelScaleInCountsTheStoresItDeleted(t *testing.T) {
+	t.Parallel()
+	kind := Kind{Component: "tikv", Label: "TiKV", NotUpReason: "TiKVStoreNotUp",
+		Status: func(tc *v1alpha1.TidbCluster) *v1alpha1.TiKVStatus { return &tc.Status.TiKV },
+		Spec:   func(tc *v1alpha1.TidbCluster) Spec { return Spec{Replicas: tc.Spec.TiKV.Replicas} }}
+	tc := &v1alpha1.TidbCluster{}
+	tc.Name, tc.Namespace = "db", "ns"
+	tc.Spec.PD = &v1alpha1.PDSpec{}
+	tc.Spec.TiKV = &v1alpha1.TiKVSpec{Replicas: 2}
+	tc.Status.TiKV = v1alpha1.TiKVStatus{Synced: true, Stores: upStores("db-tikv-0", "db-tikv-1", "db-tikv-2", "db-tikv-3")}
+	ctl := pdapi.NewFakeControl() // max-replicas 3
+	rec := record.NewFakeRecorder(10)
+	l := New(kind, &component.Env{PD: ctl, Recorder: rec, Clock: clocktesting.NewFakeClock(time.Now())})
+	for _, ordinal := range []int32{3, 2} {
+		if _, waiting := flow.AsRequeue(l.PreScaleIn(context.Background(), tc, ordinal)); !waiting {
+			t.Fatalf("PreScaleIn(%d) did not wait", ordinal)
+		}
+	}
+	deleted := 0
+	for _, call := range ctl.ClusterClient("ns", "db").WriteCalls() {
+		if call.Method == pdapi.MethodDeleteStore {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("%d stores deleted in one sync, want 1 (3 Up stores must remain)", deleted)
+	}
+	if up := l.UpStores(tc); up != 3 {
+		t.Errorf("Up stores after the deletion = %d, want 3 (the deleted one Offline)", up)
+	}
+}
