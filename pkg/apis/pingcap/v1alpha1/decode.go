@@ -193,3 +193,33 @@ func (bs BackupSchedule) MarshalJSON() ([]byte, error) {
 	type plain BackupSchedule
 	return encodeKeepingSpec(plain(bs), bs.DecodeError)
 }
+
+// UnmarshalJSON reads a TidbInitializer like TidbCluster.UnmarshalJSON.
+func (ti *TidbInitializer) UnmarshalJSON(data []byte) error {
+	type plain TidbInitializer
+	*ti = TidbInitializer{}
+	decodeErr, err := decodeTolerant(data, (*plain)(ti), &ti.TypeMeta, &ti.ObjectMeta, &ti.Spec, &ti.Status)
+	ti.DecodeError = decodeErr
+	return err
+}
+
+// MarshalJSON writes a TidbInitializer like TidbCluster.MarshalJSON.
+func (ti TidbInitializer) MarshalJSON() ([]byte, error) {
+	type plain TidbInitializer
+	return encodeKeepingSpec(plain(ti), ti.DecodeError)
+}
+
+// UnmarshalJSON reads a TidbMonitor like TidbCluster.UnmarshalJSON.
+func (tm *TidbMonitor) UnmarshalJSON(data []byte) error {
+	type plain TidbMonitor
+	*tm = TidbMonitor{}
+	decodeErr, err := decodeTolerant(data, (*plain)(tm), &tm.TypeMeta, &tm.ObjectMeta, &tm.Spec, &tm.Status)
+	tm.DecodeError = decodeErr
+	return err
+}
+
+// MarshalJSON writes a TidbMonitor like TidbCluster.MarshalJSON.
+func (tm TidbMonitor) MarshalJSON() ([]byte, error) {
+	type plain TidbMonitor
+	return encodeKeepingSpec(plain(tm), tm.DecodeError)
+}

@@ -36,6 +36,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Backup{}, &BackupList{},
 		&Restore{}, &RestoreList{},
 		&BackupSchedule{}, &BackupScheduleList{},
+		&TidbInitializer{}, &TidbInitializerList{},
+		&TidbMonitor{}, &TidbMonitorList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

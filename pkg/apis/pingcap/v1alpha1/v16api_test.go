@@ -24,13 +24,13 @@ var notServedYet = map[string]bool{
 	"compactbackups":    true,
 	"dmclusters":        true,
 	"tidbdashboards":    true,
-	"tidbinitializers":  true,
-	"tidbmonitors":      true,
 	"tidbngmonitorings": true,
 }
 
 // mustServe are the kinds whose v1.6 YAML must apply unchanged today.
-var mustServe = []string{"backups", "backupschedules", "restores", "tidbclusters"}
+var mustServe = []string{
+	"backups", "backupschedules", "restores", "tidbclusters", "tidbinitializers", "tidbmonitors",
+}
 
 // TestV16PathsAccepted proves the TiDB Operator v1.6 API applies unchanged:
 // every spec path of every v1.6 kind we serve is accepted by our generated

@@ -49,3 +49,19 @@ type TidbClusterListerExpansion interface{}
 // TidbClusterNamespaceListerExpansion allows custom methods to be added to
 // TidbClusterNamespaceLister.
 type TidbClusterNamespaceListerExpansion interface{}
+
+// TidbInitializerListerExpansion allows custom methods to be added to
+// TidbInitializerLister.
+type TidbInitializerListerExpansion interface{}
+
+// TidbInitializerNamespaceListerExpansion allows custom methods to be added to
+// TidbInitializerNamespaceLister.
+type TidbInitializerNamespaceListerExpansion interface{}
+
+// TidbMonitorListerExpansion allows custom methods to be added to
+// TidbMonitorLister.
+type TidbMonitorListerExpansion interface{}
+
+// TidbMonitorNamespaceListerExpansion allows custom methods to be added to
+// TidbMonitorNamespaceLister.
+type TidbMonitorNamespaceListerExpansion interface{}

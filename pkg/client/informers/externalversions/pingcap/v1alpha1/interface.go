@@ -32,6 +32,10 @@ type Interface interface {
 	Restores() RestoreInformer
 	// TidbClusters returns a TidbClusterInformer.
 	TidbClusters() TidbClusterInformer
+	// TidbInitializers returns a TidbInitializerInformer.
+	TidbInitializers() TidbInitializerInformer
+	// TidbMonitors returns a TidbMonitorInformer.
+	TidbMonitors() TidbMonitorInformer
 }
 
 type version struct {
@@ -63,4 +67,14 @@ func (v *version) Restores() RestoreInformer {
 // TidbClusters returns a TidbClusterInformer.
 func (v *version) TidbClusters() TidbClusterInformer {
 	return &tidbClusterInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// TidbInitializers returns a TidbInitializerInformer.
+func (v *version) TidbInitializers() TidbInitializerInformer {
+	return &tidbInitializerInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// TidbMonitors returns a TidbMonitorInformer.
+func (v *version) TidbMonitors() TidbMonitorInformer {
+	return &tidbMonitorInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

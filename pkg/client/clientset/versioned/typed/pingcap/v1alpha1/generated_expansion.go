@@ -25,3 +25,7 @@ type BackupScheduleExpansion interface{}
 type RestoreExpansion interface{}
 
 type TidbClusterExpansion interface{}
+
+type TidbInitializerExpansion interface{}
+
+type TidbMonitorExpansion interface{}

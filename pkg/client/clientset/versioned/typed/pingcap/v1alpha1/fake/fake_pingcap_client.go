@@ -44,6 +44,14 @@ func (c *FakePingcapV1alpha1) TidbClusters(namespace string) v1alpha1.TidbCluste
 	return newFakeTidbClusters(c, namespace)
 }
 
+func (c *FakePingcapV1alpha1) TidbInitializers(namespace string) v1alpha1.TidbInitializerInterface {
+	return newFakeTidbInitializers(c, namespace)
+}
+
+func (c *FakePingcapV1alpha1) TidbMonitors(namespace string) v1alpha1.TidbMonitorInterface {
+	return newFakeTidbMonitors(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakePingcapV1alpha1) RESTClient() rest.Interface {
