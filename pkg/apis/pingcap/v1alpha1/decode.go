@@ -223,3 +223,33 @@ func (tm TidbMonitor) MarshalJSON() ([]byte, error) {
 	type plain TidbMonitor
 	return encodeKeepingSpec(plain(tm), tm.DecodeError)
 }
+
+// UnmarshalJSON reads a TidbDashboard like TidbCluster.UnmarshalJSON.
+func (td *TidbDashboard) UnmarshalJSON(data []byte) error {
+	type plain TidbDashboard
+	*td = TidbDashboard{}
+	decodeErr, err := decodeTolerant(data, (*plain)(td), &td.TypeMeta, &td.ObjectMeta, &td.Spec, &td.Status)
+	td.DecodeError = decodeErr
+	return err
+}
+
+// MarshalJSON writes a TidbDashboard like TidbCluster.MarshalJSON.
+func (td TidbDashboard) MarshalJSON() ([]byte, error) {
+	type plain TidbDashboard
+	return encodeKeepingSpec(plain(td), td.DecodeError)
+}
+
+// UnmarshalJSON reads a TidbNGMonitoring like TidbCluster.UnmarshalJSON.
+func (tngm *TidbNGMonitoring) UnmarshalJSON(data []byte) error {
+	type plain TidbNGMonitoring
+	*tngm = TidbNGMonitoring{}
+	decodeErr, err := decodeTolerant(data, (*plain)(tngm), &tngm.TypeMeta, &tngm.ObjectMeta, &tngm.Spec, &tngm.Status)
+	tngm.DecodeError = decodeErr
+	return err
+}
+
+// MarshalJSON writes a TidbNGMonitoring like TidbCluster.MarshalJSON.
+func (tngm TidbNGMonitoring) MarshalJSON() ([]byte, error) {
+	type plain TidbNGMonitoring
+	return encodeKeepingSpec(plain(tngm), tngm.DecodeError)
+}

@@ -38,6 +38,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&BackupSchedule{}, &BackupScheduleList{},
 		&TidbInitializer{}, &TidbInitializerList{},
 		&TidbMonitor{}, &TidbMonitorList{},
+		&TidbDashboard{}, &TidbDashboardList{},
+		&TidbNGMonitoring{}, &TidbNGMonitoringList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -50,6 +50,14 @@ type TidbClusterListerExpansion interface{}
 // TidbClusterNamespaceLister.
 type TidbClusterNamespaceListerExpansion interface{}
 
+// TidbDashboardListerExpansion allows custom methods to be added to
+// TidbDashboardLister.
+type TidbDashboardListerExpansion interface{}
+
+// TidbDashboardNamespaceListerExpansion allows custom methods to be added to
+// TidbDashboardNamespaceLister.
+type TidbDashboardNamespaceListerExpansion interface{}
+
 // TidbInitializerListerExpansion allows custom methods to be added to
 // TidbInitializerLister.
 type TidbInitializerListerExpansion interface{}
@@ -65,3 +73,11 @@ type TidbMonitorListerExpansion interface{}
 // TidbMonitorNamespaceListerExpansion allows custom methods to be added to
 // TidbMonitorNamespaceLister.
 type TidbMonitorNamespaceListerExpansion interface{}
+
+// TidbNGMonitoringListerExpansion allows custom methods to be added to
+// TidbNGMonitoringLister.
+type TidbNGMonitoringListerExpansion interface{}
+
+// TidbNGMonitoringNamespaceListerExpansion allows custom methods to be added to
+// TidbNGMonitoringNamespaceLister.
+type TidbNGMonitoringNamespaceListerExpansion interface{}

@@ -32,10 +32,14 @@ type Interface interface {
 	Restores() RestoreInformer
 	// TidbClusters returns a TidbClusterInformer.
 	TidbClusters() TidbClusterInformer
+	// TidbDashboards returns a TidbDashboardInformer.
+	TidbDashboards() TidbDashboardInformer
 	// TidbInitializers returns a TidbInitializerInformer.
 	TidbInitializers() TidbInitializerInformer
 	// TidbMonitors returns a TidbMonitorInformer.
 	TidbMonitors() TidbMonitorInformer
+	// TidbNGMonitorings returns a TidbNGMonitoringInformer.
+	TidbNGMonitorings() TidbNGMonitoringInformer
 }
 
 type version struct {
@@ -69,6 +73,11 @@ func (v *version) TidbClusters() TidbClusterInformer {
 	return &tidbClusterInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
+// TidbDashboards returns a TidbDashboardInformer.
+func (v *version) TidbDashboards() TidbDashboardInformer {
+	return &tidbDashboardInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
 // TidbInitializers returns a TidbInitializerInformer.
 func (v *version) TidbInitializers() TidbInitializerInformer {
 	return &tidbInitializerInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
@@ -77,4 +86,9 @@ func (v *version) TidbInitializers() TidbInitializerInformer {
 // TidbMonitors returns a TidbMonitorInformer.
 func (v *version) TidbMonitors() TidbMonitorInformer {
 	return &tidbMonitorInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// TidbNGMonitorings returns a TidbNGMonitoringInformer.
+func (v *version) TidbNGMonitorings() TidbNGMonitoringInformer {
+	return &tidbNGMonitoringInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

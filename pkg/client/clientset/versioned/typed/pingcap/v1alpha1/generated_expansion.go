@@ -26,6 +26,10 @@ type RestoreExpansion interface{}
 
 type TidbClusterExpansion interface{}
 
+type TidbDashboardExpansion interface{}
+
 type TidbInitializerExpansion interface{}
 
 type TidbMonitorExpansion interface{}
+
+type TidbNGMonitoringExpansion interface{}

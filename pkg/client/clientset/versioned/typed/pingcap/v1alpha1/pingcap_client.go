@@ -32,8 +32,10 @@ type PingcapV1alpha1Interface interface {
 	BackupSchedulesGetter
 	RestoresGetter
 	TidbClustersGetter
+	TidbDashboardsGetter
 	TidbInitializersGetter
 	TidbMonitorsGetter
+	TidbNGMonitoringsGetter
 }
 
 // PingcapV1alpha1Client is used to interact with features provided by the pingcap.com group.
@@ -57,12 +59,20 @@ func (c *PingcapV1alpha1Client) TidbClusters(namespace string) TidbClusterInterf
 	return newTidbClusters(c, namespace)
 }
 
+func (c *PingcapV1alpha1Client) TidbDashboards(namespace string) TidbDashboardInterface {
+	return newTidbDashboards(c, namespace)
+}
+
 func (c *PingcapV1alpha1Client) TidbInitializers(namespace string) TidbInitializerInterface {
 	return newTidbInitializers(c, namespace)
 }
 
 func (c *PingcapV1alpha1Client) TidbMonitors(namespace string) TidbMonitorInterface {
 	return newTidbMonitors(c, namespace)
+}
+
+func (c *PingcapV1alpha1Client) TidbNGMonitorings(namespace string) TidbNGMonitoringInterface {
+	return newTidbNGMonitorings(c, namespace)
 }
 
 // NewForConfig creates a new PingcapV1alpha1Client for the given config.

@@ -44,12 +44,20 @@ func (c *FakePingcapV1alpha1) TidbClusters(namespace string) v1alpha1.TidbCluste
 	return newFakeTidbClusters(c, namespace)
 }
 
+func (c *FakePingcapV1alpha1) TidbDashboards(namespace string) v1alpha1.TidbDashboardInterface {
+	return newFakeTidbDashboards(c, namespace)
+}
+
 func (c *FakePingcapV1alpha1) TidbInitializers(namespace string) v1alpha1.TidbInitializerInterface {
 	return newFakeTidbInitializers(c, namespace)
 }
 
 func (c *FakePingcapV1alpha1) TidbMonitors(namespace string) v1alpha1.TidbMonitorInterface {
 	return newFakeTidbMonitors(c, namespace)
+}
+
+func (c *FakePingcapV1alpha1) TidbNGMonitorings(namespace string) v1alpha1.TidbNGMonitoringInterface {
+	return newFakeTidbNGMonitorings(c, namespace)
 }
 
 // RESTClient returns a RESTClient that is used to communicate
