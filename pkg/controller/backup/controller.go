@@ -60,8 +60,11 @@ type Kind[T Object] struct {
 	// Delete syncs an object being deleted, before and instead of
 	// validation (nil: nothing to do). Its error is the sync's.
 	Delete func(ctx context.Context, obj T) error
+	// Gone runs when the object is no longer in the cache (deleted), with
+	// its namespace and name (nil: nothing to do). Its error is the sync's.
+	Gone func(ctx context.Context, namespace, name string) error
 	// Get reads the object from the informer cache; a NotFound error ends
-	// the sync, any other error is retried.
+	// the sync (after Gone), any other error is retried.
 	Get func(namespace, name string) (T, error)
 	// Validate defaults a deep copy of obj and returns the copy's problems;
 	// it never modifies obj.
@@ -136,6 +139,9 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 		c.mu.Lock()
 		delete(c.reported, key)
 		c.mu.Unlock()
+		if c.kind.Gone != nil {
+			return c.kind.Gone(ctx, ns, name)
+		}
 		return nil
 	}
 	if err != nil {

@@ -7,11 +7,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
 // Controller names: the queue names and the "controller" metric label, as
@@ -66,7 +68,7 @@ func NewBackupController(deps *controller.Dependencies) (*Controller[*v1alpha1.B
 // against its target TidbCluster (restoreControl). A Job's change requeues
 // its Restore. It fails only when an event handler cannot be registered.
 func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.Restore], error) {
-	ctl := &restoreControl{writer: newWriter(deps)}
+	ctl := &restoreControl{writer: newWriter(deps), sets: deps.StatefulSetLister}
 	kind := Kind[*v1alpha1.Restore]{
 		Name: "Restore",
 		Get: func(ns, name string) (*v1alpha1.Restore, error) {
@@ -82,6 +84,7 @@ func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.
 		},
 		InvalidMessage: restoreInvalidMessage,
 		Run:            ctl.sync,
+		Gone:           ctl.releaseGone,
 	}
 	c, err := New(RestoreControllerName, kind, deps.InformerFactory.Pingcap().V1alpha1().Restores().Informer(), deps.Recorder, deps.Metrics)
 	if err != nil {
@@ -96,7 +99,30 @@ func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.
 	}); err != nil {
 		return nil, fmt.Errorf("restore controller: %w", err)
 	}
+	if err := watchOverlayHolders(deps, c.worker); err != nil {
+		return nil, fmt.Errorf("restore controller: %w", err)
+	}
 	return c, nil
+}
+
+// watchOverlayHolders requeues the PiTR Restore a TidbCluster's
+// label.AnnPiTRRestore names on every change of that cluster: its status
+// tells TiKV's rollout with the GC overlay, and a Restore deleted while no
+// operator ran is found (Gone) at the informer's first list.
+func watchOverlayHolders(deps *controller.Dependencies, w *controller.Worker) error {
+	enqueue := func(obj any) {
+		if tc, ok := obj.(*v1alpha1.TidbCluster); ok && tc.Annotations[label.AnnPiTRRestore] != "" {
+			w.EnqueueKey(tc.Annotations[label.AnnPiTRRestore])
+		}
+	}
+	informer := deps.InformerFactory.Pingcap().V1alpha1().TidbClusters().Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, newObj any) { enqueue(newObj) },
+	}); err != nil {
+		return fmt.Errorf("register TidbCluster event handler: %w", err)
+	}
+	return nil
 }
 
 // watchJobs requeues the owner (of kind) of every Job change.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -12,22 +13,22 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/backup/condition"
 )
 
-// ReasonPiTRGCNotSet is the Warning event of a PiTR restore: the TiKV
-// gc.ratio-threshold = -1 overlay the TiDB Operator applies while it runs
-// is not applied by this operator version.
-const ReasonPiTRGCNotSet = "PiTRGCRatioThresholdNotSet"
-
 // restoreControl runs the steps of one valid Restore.
-type restoreControl struct{ *writer }
+type restoreControl struct {
+	*writer
+	sets appslisters.StatefulSetLister // TiKV's, for the PiTR overlay's rollout
+}
 
 // sync runs valid Restore r once: against an existing target TidbCluster
 // (BR), the Job restore-<name> is created (Scheduled; RetryFailed with
-// CreateRestoreJobFailed when refused); a Job that failed while the
-// backup-manager wrote neither Complete nor Failed fails r. A restore is
-// never run twice: once Scheduled, a missing Job is not recreated.
+// CreateRestoreJobFailed when refused) — for a PiTR restore only once TiKV
+// runs with the GC overlay (holdGCOverlay), which is released when r is
+// Complete or Failed; a Job that failed while the backup-manager wrote
+// neither Complete nor Failed fails r. A restore is never run twice: once
+// Scheduled, a missing Job is not recreated.
 func (c *restoreControl) sync(ctx context.Context, r *v1alpha1.Restore) error {
 	if condition.IsRestoreComplete(r) || condition.IsRestoreFailed(r) {
-		return nil
+		return c.releaseGCOverlay(ctx, r)
 	}
 	d := r.DeepCopy()
 	defaulting.SetRestoreDefaults(d)
@@ -48,6 +49,11 @@ func (c *restoreControl) sync(ctx context.Context, r *v1alpha1.Restore) error {
 	if job == nil {
 		if condition.IsRestoreScheduled(r) {
 			return nil
+		}
+		if d.Spec.Mode == v1alpha1.RestoreModePiTR && tc != nil {
+			if err := c.holdGCOverlay(ctx, r, tc); err != nil {
+				return err
+			}
 		}
 		return c.createRestoreJob(ctx, r, d, tc)
 	}
@@ -80,10 +86,6 @@ func (c *restoreControl) createRestoreJob(ctx context.Context, r, d *v1alpha1.Re
 	}
 	if d.Spec.BR == nil {
 		c.warnScratchVolume(r, scratchVolumeIgnored(d.Spec.StorageClassName, d.Spec.StorageSize, d.Spec.VolumeAttributesClassName))
-	}
-	if d.Spec.Mode == v1alpha1.RestoreModePiTR {
-		c.recorder.Event(r, corev1.EventTypeWarning, ReasonPiTRGCNotSet,
-			"TiKV gc.ratio-threshold is not set to -1 while this PiTR restore runs: not supported by this operator version")
 	}
 	c.recorder.Eventf(r, corev1.EventTypeNormal, ReasonJobCreated, "created Job %s (%s)", job.Name, job.Spec.Template.Spec.Containers[0].Args[0])
 	klog.FromContext(ctx).Info("restore job created", "restore", klog.KObj(r), "job", job.Name)

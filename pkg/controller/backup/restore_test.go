@@ -11,6 +11,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/backup/condition"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
 func validRestore(mode v1alpha1.RestoreMode) *v1alpha1.Restore {
@@ -71,9 +72,14 @@ func TestRestoreWaitsForItsCluster(t *testing.T) {
 	}
 }
 
-func TestPiTRRestore(t *testing.T) {
+// TestPiTRRestoreOfClusterWithoutTiKV: a cluster without TiKV of its own
+// has nothing to roll: the PiTR Job is created at once, with --mode=pitr,
+// and the cluster is not annotated.
+func TestPiTRRestoreOfClusterWithoutTiKV(t *testing.T) {
 	t.Parallel()
-	deps, sync := restoreFixture(t, validRestore(v1alpha1.RestoreModePiTR), cluster())
+	tc := cluster()
+	tc.Spec.TiKV = nil
+	deps, sync := restoreFixture(t, validRestore(v1alpha1.RestoreModePiTR), tc)
 	if err := sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +87,10 @@ func TestPiTRRestore(t *testing.T) {
 	if job == nil || !slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "--mode=pitr") {
 		t.Fatalf("Job %+v, want --mode=pitr", job)
 	}
-	evs := events(deps)
-	expectEvent(t, evs, "Warning "+ReasonPiTRGCNotSet)
-	expectEvent(t, evs, "Normal JobCreated")
+	if got := storedCluster(t, deps); got.Annotations[label.AnnPiTRRestore] != "" {
+		t.Fatalf("annotations %v, want none", got.Annotations)
+	}
+	expectEvent(t, events(deps), "Normal JobCreated")
 }
 
 func TestRestoreJobFailureAndIdempotence(t *testing.T) {

@@ -2,6 +2,7 @@ package tikv
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"strconv"
 	"strings"
@@ -52,13 +53,15 @@ func newServices(tc *v1alpha1.TidbCluster) []*corev1.Service {
 
 // newConfigData returns the config file and start script, or nil when the
 // spec has no config (clusters without spec.tikv.config predate
-// operator-managed ConfigMaps, as for PD).
+// operator-managed ConfigMaps, as for PD) and no PiTR restore holds the
+// cluster; while one does, the config carries its overlay (overlay.go).
 func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 	kv := tc.Spec.TiKV
-	if kv.Config == nil {
+	if kv.Config == nil && !pitrOverlay(tc) {
 		return nil, nil
 	}
 	forced := numericStringKeys(kv.Config)
+	maps.Copy(forced, overlayKeys(tc))
 	if tlsEnabled(tc) {
 		forced["security.ca-path"] = tlsDir + "/ca.crt"
 		forced["security.cert-path"] = tlsDir + "/tls.crt"
@@ -80,6 +83,9 @@ func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 // later versions accept both, so the TiDB Operator renders them unquoted.
 func numericStringKeys(cfg *v1alpha1.Config) map[string]any {
 	out := map[string]any{}
+	if cfg == nil {
+		return out
+	}
 	txn, ok := cfg.Items["pessimistic-txn"].(map[string]any)
 	if !ok {
 		return out
@@ -96,7 +102,8 @@ func numericStringKeys(cfg *v1alpha1.Config) map[string]any {
 	return out
 }
 
-// newStatefulSet returns TiKV's StatefulSet mounting configMap.
+// newStatefulSet returns TiKV's StatefulSet mounting configMap, its pod
+// template marked while a PiTR restore's overlay is on (markOverlay).
 func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.StatefulSet, error) {
 	kv := tc.Spec.TiKV
 	main, extra := mainContainer(tc)
@@ -104,7 +111,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	if err != nil {
 		return nil, err
 	}
-	return component.NewStatefulSet(tc, component.PodSpec{
+	sts, err := component.NewStatefulSet(tc, component.PodSpec{
 		Component:             names.TiKV,
 		ServiceName:           names.Peer(tc.Name, names.TiKV),
 		Main:                  main,
@@ -123,6 +130,11 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		ExtraVolumes:          extra,
 		MetricsPort:           StatusPort,
 	})
+	if err != nil {
+		return nil, err
+	}
+	markOverlay(tc, sts)
+	return sts, nil
 }
 
 func defaultMountPath(name string) string { return "/var/lib/tikv-" + name }
