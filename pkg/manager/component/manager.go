@@ -85,6 +85,7 @@ func (m *Manager) steps() []step {
 		{"configmap", m.syncConfigMap},
 		{"build", m.build},
 		{"create", m.createIfMissing},
+		{"maintenance", m.maintain},
 		{"failover", m.failover},
 		{"scale and upgrade", m.lifecycle},
 		{"apply", m.apply},

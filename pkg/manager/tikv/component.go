@@ -65,6 +65,7 @@ var (
 	_ component.UpgradeBlocked    = (*Component)(nil)
 	_ component.ScaleOutStepper   = (*Component)(nil)
 	_ component.FailoverHandler   = (*Component)(nil)
+	_ component.PodMaintainer     = (*Component)(nil)
 )
 
 // Name is "tikv".

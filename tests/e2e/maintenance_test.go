@@ -1,0 +1,173 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
+	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
+	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
+	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
+)
+
+// annotatePod sets (value non-nil) or removes (nil) annotations of a pod
+// of basic, as `kubectl annotate` does.
+func annotatePod(t *testing.T, env *framework.Env, pod string, annotations map[string]*string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kube.CoreV1().Pods(env.Namespace).Patch(env.Ctx, pod, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("annotate %s: %v", pod, err)
+	}
+}
+
+// storeOf returns the simulated store of pod.
+func storeOf(st *api.ClusterState, pod string) (api.Store, bool) {
+	for _, s := range st.Stores {
+		if s.PodName == pod && s.StateName != "Tombstone" {
+			return s, true
+		}
+	}
+	return api.Store{}, false
+}
+
+// evictRecord returns basic's status.tikv.evictLeader record of pod.
+func evictRecord(t *testing.T, env *framework.Env, pc versioned.Interface, pod string) *v1alpha1.EvictLeaderStatus {
+	t.Helper()
+	tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(env.Ctx, "basic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc.Status.TiKV.EvictLeader[pod]
+}
+
+// deletionWatch remembers, for one pod, the leader count of its store when
+// the pod was last seen with its first UID, to prove it was deleted only
+// once its store held no leader.
+type deletionWatch struct {
+	mu          sync.Mutex
+	uid         types.UID
+	lastLeaders int
+	replaced    bool
+}
+
+func (w *deletionWatch) run(ctx context.Context, env *framework.Env, sim *simclient.Client, pod string) {
+	poll(ctx, func(ctx context.Context) bool {
+		st, err := sim.Cluster(ctx, env.Namespace, "basic")
+		if err != nil {
+			return ctx.Err() == nil
+		}
+		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && (p.UID != w.uid || p.DeletionTimestamp != nil)):
+			w.replaced = true
+			return false
+		case err != nil:
+			return ctx.Err() == nil
+		}
+		if s, ok := storeOf(st, pod); ok {
+			w.lastLeaders = s.LeaderCount
+		}
+		return true
+	})
+}
+
+func TestTiKVEvictLeaderAnnotation(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	sim := startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+
+	// none: leaders leave the store and stay away while the annotation is set.
+	annotatePod(t, env, "basic-tikv-1", map[string]*string{label.AnnTiKVEvictLeader: ptr.To(label.EvictLeaderNone)})
+	waitSim(t, env, sim, "store of basic-tikv-1 evicted to 0 leaders", func(st *api.ClusterState) bool {
+		s, ok := storeOf(st, "basic-tikv-1")
+		return ok && s.Evicting && s.LeaderCount == 0
+	})
+	framework.WaitFor(t, env.Ctx, readyTimeout, "status.tikv.evictLeader records basic-tikv-1", func(context.Context) (bool, error) {
+		r := evictRecord(t, env, pc, "basic-tikv-1")
+		return r != nil && r.Value == label.EvictLeaderNone && !r.BeginTime.IsZero(), nil
+	})
+	waitEvent(t, env, corev1.EventTypeNormal, tikv.ReasonEvictLeaderBegin, "basic-tikv-1")
+	annotatePod(t, env, "basic-tikv-1", map[string]*string{label.AnnTiKVEvictLeader: nil})
+	waitSim(t, env, sim, "eviction of basic-tikv-1 ended and leaders returned", func(st *api.ClusterState) bool {
+		s, ok := storeOf(st, "basic-tikv-1")
+		return ok && !s.Evicting && s.LeaderCount > 0
+	})
+	waitEvent(t, env, corev1.EventTypeNormal, tikv.ReasonEvictLeaderEnd, "basic-tikv-1")
+	waitReady(t, env, pc, "record of basic-tikv-1 dropped", func(tc *v1alpha1.TidbCluster) bool {
+		return tc.Status.TiKV.EvictLeader == nil
+	})
+
+	// delete-pod: the pod goes only once its store holds no leader; the
+	// eviction ends once the recreated pod is Ready.
+	old, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, "basic-tikv-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &deletionWatch{uid: old.UID, lastLeaders: -1}
+	watchCtx, stop := context.WithTimeout(env.Ctx, readyTimeout)
+	defer stop()
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(watchCtx, env, sim, "basic-tikv-2") }()
+	annotatePod(t, env, "basic-tikv-2", map[string]*string{label.AnnTiKVEvictLeader: ptr.To(label.EvictLeaderDeletePod)})
+	<-done
+	w.mu.Lock()
+	if !w.replaced || w.lastLeaders != 0 {
+		t.Errorf("basic-tikv-2 replaced=%v; its store's last leader count before the deletion: %d, want 0", w.replaced, w.lastLeaders)
+	}
+	w.mu.Unlock()
+	waitReady(t, env, pc, "basic-tikv-2 recreated and the eviction ended", func(tc *v1alpha1.TidbCluster) bool {
+		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, "basic-tikv-2", metav1.GetOptions{})
+		return err == nil && p.UID != old.UID && tc.Status.TiKV.EvictLeader == nil
+	})
+	st, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := storeOf(st, "basic-tikv-2"); !ok || s.Evicting {
+		t.Errorf("store of the recreated basic-tikv-2: %+v, want it present and not evicting", s)
+	}
+
+	// An expired request is removed from the pod and its eviction ends.
+	expiry := time.Now().Add(20 * time.Second).UTC().Format(time.RFC3339)
+	annotatePod(t, env, "basic-tikv-0", map[string]*string{label.AnnTiKVEvictLeader: ptr.To(label.EvictLeaderNone),
+		label.AnnTiKVEvictLeaderExpiration: ptr.To(expiry)})
+	waitSim(t, env, sim, "store of basic-tikv-0 evicting", func(st *api.ClusterState) bool {
+		s, ok := storeOf(st, "basic-tikv-0")
+		return ok && s.Evicting
+	})
+	framework.WaitFor(t, env.Ctx, readyTimeout, "expired evict-leader annotations removed from basic-tikv-0", func(ctx context.Context) (bool, error) {
+		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, "basic-tikv-0", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, a := p.Annotations[label.AnnTiKVEvictLeader]
+		_, b := p.Annotations[label.AnnTiKVEvictLeaderExpiration]
+		return !a && !b, nil
+	})
+	waitSim(t, env, sim, "eviction of basic-tikv-0 ended after expiry", func(st *api.ClusterState) bool {
+		s, ok := storeOf(st, "basic-tikv-0")
+		return ok && !s.Evicting
+	})
+}
