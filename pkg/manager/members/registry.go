@@ -12,6 +12,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/reclaim"
 	"github.com/kubetidb/tidb-operator/pkg/manager/ticdc"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tidb"
+	"github.com/kubetidb/tidb-operator/pkg/manager/tidbinit"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tiflash"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tiproxy"
@@ -39,6 +40,7 @@ var registry = []func(*component.Env) component.Member{
 	stateful(tikv.New),
 	stateful(pump.New),
 	stateful(tidb.New),
+	plain(tidbinit.New), // root's random password, once a TiDB is healthy; never holds up the rest
 	stateful(ticdc.New),
 	plain(reclaim.NewCleaner),
 }
