@@ -67,9 +67,6 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	add(s.EnablePVCReplace != nil && *s.EnablePVCReplace, "spec.enablePVCReplace")
 	add(s.StartScriptVersion == "v2", "spec.startScriptVersion")
 	add(len(s.StartScriptV2FeatureFlags) > 0, "spec.startScriptV2FeatureFlags")
-	if db := s.TiDB; db != nil && db.BootstrapSQLConfigMapName != nil && *db.BootstrapSQLConfigMapName != "" {
-		out = append(out, "spec.tidb.bootstrapSQLConfigMapName")
-	}
 	add(s.Discovery.AutomountServiceAccountToken != nil && !*s.Discovery.AutomountServiceAccountToken,
 		"spec.discovery.automountServiceAccountToken")
 	out = append(out, unreadTiFlashConfig(s)...)

@@ -94,13 +94,18 @@ func newClientService(tc *v1alpha1.TidbCluster) *corev1.Service {
 
 // newConfigData returns the config file and start script, or nil when the
 // spec has no config (clusters without spec.tidb.config predate
-// operator-managed ConfigMaps, as for PD).
+// operator-managed ConfigMaps, as for PD) and no bootstrap SQL, which only
+// the config file can name.
 func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 	db := tc.Spec.TiDB
-	if db.Config == nil {
+	bootstrap := bootstrapSQLConfigMap(tc) != ""
+	if db.Config == nil && !bootstrap {
 		return nil, nil
 	}
 	forced := map[string]any{}
+	if bootstrap {
+		forced[InitializeSQLFileKey] = bootstrapSQLFile
+	}
 	if tlsEnabled(tc) {
 		forced["security.cluster-ssl-ca"] = tlsDir + "/ca.crt"
 		forced["security.cluster-ssl-cert"] = tlsDir + "/tls.crt"

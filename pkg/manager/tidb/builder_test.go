@@ -141,6 +141,21 @@ spec:
     limits: {memory: 4Gi}
     config: {}
 `,
+		// Bootstrap SQL and a random root password (examples/initialize and
+		// basic-random-password): no config in the spec, yet a config file
+		// naming the mounted SQL as initialize-sql-file.
+		"bootstrap-sql": `
+metadata: {name: init}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    service: {type: ClusterIP}
+    initializer: {createPassword: true}
+    bootstrapSQLConfigMapName: init-bootstrap-sql
+`,
 		// No service, no config, heterogeneous: only the peer Service.
 		"heterogeneous": `
 metadata: {name: hetero}

@@ -24,6 +24,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	db := tc.Spec.TiDB
 	main := mainContainer(tc)
 	extra := tlsVolumes(tc, &main)
+	extra = append(extra, bootstrapSQLVolumes(tc, &main)...)
 	var sidecars []corev1.Container
 	if separateSlowLog(db) {
 		mount, owned, err := slowLogMount(db)
