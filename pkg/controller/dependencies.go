@@ -67,6 +67,12 @@ type CLIConfig struct {
 	TiDBBackupManagerImage string
 	// TiDBDiscoveryImage runs the per-cluster discovery Deployment.
 	TiDBDiscoveryImage string
+	// VolumeModifying is the feature gate VolumeModifying (--features): a
+	// changed volumeAttributesClassName moves the existing PVCs to the new
+	// VolumeAttributesClass, one member at a time, and the StatefulSet is
+	// recreated (pods kept) so that new PVCs get it too. Off, such a change
+	// is named in the Unsupported condition, as the TiDB Operator leaves it.
+	VolumeModifying bool
 	// ManagePersistentVolumes lets the operator watch and patch the
 	// (cluster-scoped) PVs bound to cluster PVCs: spec.pvReclaimPolicy and
 	// enablePVReclaim need it.

@@ -50,8 +50,9 @@ func NewEnv(deps *Dependencies) *component.Env {
 			names.PD: cfg.PDFailoverPeriod, names.TiKV: cfg.TiKVFailoverPeriod,
 			names.TiDB: cfg.TiDBFailoverPeriod, names.TiFlash: cfg.TiFlashFailoverPeriod,
 		},
-		DiscoveryImage: cfg.TiDBDiscoveryImage,
-		Peers:          &component.Peers{},
+		DiscoveryImage:  cfg.TiDBDiscoveryImage,
+		VolumeModifying: cfg.VolumeModifying,
+		Peers:           &component.Peers{},
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// resizer plays the CSI external-resizer and the kubelet's online file
+// resizer plays the CSI external-resizer (expansion, and modification to a
+// VolumeAttributesClass: modifier.go) and the kubelet's online file
 // system expansion for the simulated clusters' PVCs, which KWOK provisions
 // but never expands: a Bound PVC whose request grew past its capacity, in a
 // StorageClass that allows expansion, gets a PersistentVolume of the new
@@ -33,7 +34,7 @@ func newResizer(kube kubernetes.Interface, informer cache.SharedIndexInformer, l
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "tidb-simulator-resizer"})}
 	enqueue := func(obj any) {
-		if pvc, ok := obj.(*corev1.PersistentVolumeClaim); ok && needsExpansion(pvc) {
+		if pvc, ok := obj.(*corev1.PersistentVolumeClaim); ok && (needsExpansion(pvc) || needsModify(pvc)) {
 			r.queue.Add(types.NamespacedName{Namespace: pvc.Namespace, Name: pvc.Name})
 		}
 	}
@@ -62,7 +63,7 @@ func (r *resizer) run(ctx context.Context) {
 		if quit {
 			return
 		}
-		if err := r.expand(ctx, key); err != nil {
+		if err := r.expandAndModify(ctx, key); err != nil {
 			r.log.Info("could not expand PVC; retrying", "pvc", key, "err", err)
 			r.queue.AddRateLimited(key)
 		} else {
@@ -70,6 +71,14 @@ func (r *resizer) run(ctx context.Context) {
 		}
 		r.queue.Done(key)
 	}
+}
+
+// expandAndModify plays both of the external-resizer's jobs for the PVC key.
+func (r *resizer) expandAndModify(ctx context.Context, key types.NamespacedName) error {
+	if err := r.expand(ctx, key); err != nil {
+		return err
+	}
+	return r.modify(ctx, key)
 }
 
 // expand grows the PV behind the PVC key and then the PVC's capacity.

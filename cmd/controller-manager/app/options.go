@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/version"
@@ -110,7 +112,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.ClusterPermPV, "cluster-permission-pv", false, "Keep access to PersistentVolumes when namespace-scoped.")
 	fs.BoolVar(&o.ClusterPermSC, "cluster-permission-sc", false, "Keep read access to StorageClasses when namespace-scoped.")
 	fs.BoolVar(&o.TestMode, "test-mode", false, "Accepted for compatibility; has no effect.")
-	fs.StringVar(&o.Features, "features", "", "Feature gates k=v,...; accepted for compatibility, none is implemented yet.")
+	fs.StringVar(&o.Features, "features", "", "Feature gates k=v,... (StableScheduling, AdvancedStatefulSet, VolumeModifying, VolumeReplacing); only VolumeModifying is acted on.")
 	fs.DurationVar(&o.ShutdownGraceTime, "shutdown-grace-period", o.ShutdownGraceTime, "How long to wait for workers and the HTTP servers on SIGTERM.")
 }
 
@@ -139,14 +141,57 @@ func (o *Options) Validate() error {
 	if o.LeaderElect && (o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0) {
 		errs = append(errs, errors.New("leader election needs lease-duration > renew-deadline > retry-period > 0"))
 	}
-	if o.Features != "" {
-		for _, kv := range strings.Split(o.Features, ",") {
-			if !strings.Contains(kv, "=") {
-				errs = append(errs, fmt.Errorf("--features: %q is not key=value", kv))
-			}
-		}
+	if _, err := o.featureGates(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// knownFeatures are the TiDB Operator's feature gates and whether this
+// operator acts on each; the others are accepted (and logged at start).
+var knownFeatures = map[string]bool{
+	"StableScheduling": false, "AdvancedStatefulSet": false, "VolumeModifying": true, "VolumeReplacing": false,
+}
+
+// featureGates parses --features (k=v,...). It fails on an entry that is
+// not key=value, a gate the TiDB Operator does not have, or a value that
+// is not a boolean.
+func (o *Options) featureGates() (map[string]bool, error) {
+	gates := map[string]bool{}
+	if o.Features == "" {
+		return gates, nil
+	}
+	var errs []error
+	for _, kv := range strings.Split(o.Features, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("--features: %q is not key=value", kv))
+			continue
+		}
+		if _, known := knownFeatures[k]; !known {
+			errs = append(errs, fmt.Errorf("--features: unknown feature gate %q", k))
+			continue
+		}
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--features: %s=%q is not a boolean", k, v))
+			continue
+		}
+		gates[k] = on
+	}
+	return gates, errors.Join(errs...)
+}
+
+// applyFeatures sets the gates this operator acts on in the controllers'
+// configuration and names the ones switched on that it does not act on.
+func (o *Options) applyFeatures(logger klog.Logger) {
+	gates, _ := o.featureGates() // Validate reported any error
+	o.Controller.VolumeModifying = gates["VolumeModifying"]
+	for k, on := range gates {
+		if on && !knownFeatures[k] {
+			logger.Info("WARNING: feature gate accepted but not implemented by this operator", "feature", k)
+		}
+	}
 }
 
 // leaseName is the Lease the replicas compete for.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/klog/v2"
+
 	"github.com/kubetidb/tidb-operator/pkg/version"
 )
 
@@ -29,5 +31,28 @@ func TestImagesDefaultToThisBuild(t *testing.T) {
 	}
 	if o.Controller.TiDBDiscoveryImage != "example.com/d:v1" {
 		t.Errorf("the flag did not override the discovery image: %q", o.Controller.TiDBDiscoveryImage)
+	}
+}
+
+// TestFeatureGates: --features takes the TiDB Operator's gates as k=v;
+// VolumeModifying reaches the controllers, a malformed or unknown entry is
+// refused by Validate.
+func TestFeatureGates(t *testing.T) {
+	t.Parallel()
+	o := NewOptions()
+	o.Features = "StableScheduling=true,VolumeModifying=true"
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	o.applyFeatures(klog.Background())
+	if !o.Controller.VolumeModifying {
+		t.Error("VolumeModifying=true did not reach the controllers' configuration")
+	}
+	for _, bad := range []string{"VolumeModifying", "NoSuchGate=true", "VolumeModifying=maybe"} {
+		o := NewOptions()
+		o.Features = bad
+		if err := o.Validate(); err == nil {
+			t.Errorf("--features=%s accepted", bad)
+		}
 	}
 }

@@ -103,6 +103,7 @@ func Run(ctx context.Context, opts *Options) error {
 	run := func(ctx context.Context) error {
 		return runControllers(ctx, opts, kube, pc, recorder, m, state)
 	}
+	opts.applyFeatures(logger)
 	logger.Info("starting tidb-controller-manager", "version", version.Get(), "namespace", opts.Controller.Namespace,
 		"clusterScoped", opts.Controller.ClusterScoped, "workers", opts.Controller.Workers)
 	if !opts.LeaderElect {

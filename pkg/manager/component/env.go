@@ -53,6 +53,9 @@ type Env struct {
 	FailoverPeriods map[string]time.Duration
 	// DiscoveryImage is --tidb-discovery-image.
 	DiscoveryImage string
+	// VolumeModifying is the feature gate of that name: PVCs follow a
+	// changed volumeAttributesClassName (volumeattrs.go).
+	VolumeModifying bool
 	// Peers knows every registered Component by name (upgrade blockers).
 	Peers *Peers
 }

@@ -36,6 +36,8 @@ type Manager struct {
 	clock    clock.PassiveClock
 	recorder record.EventRecorder
 	peers    *Peers
+	// volumeModifying is the VolumeModifying feature gate (volumeattrs.go).
+	volumeModifying bool
 }
 
 // NewManager returns the skeleton for comp over env's write layer and
@@ -47,7 +49,8 @@ func NewManager(comp Component, env *Env) *Manager {
 	env.Peers.Add(comp)
 	return &Manager{comp: comp, writer: env.Writer,
 		sts: env.StatefulSets, pods: env.Pods, cms: env.ConfigMaps,
-		pvcs: env.PVCs, kube: env.Kube, clock: env.Clock, recorder: env.Recorder, peers: env.Peers}
+		pvcs: env.PVCs, kube: env.Kube, clock: env.Clock, recorder: env.Recorder, peers: env.Peers,
+		volumeModifying: env.VolumeModifying}
 }
 
 // Name is the component's name.
@@ -238,6 +241,9 @@ func (m *Manager) build(_ context.Context, st *syncState) error {
 // createIfMissing creates the StatefulSet on the first sync and waits for
 // its pods, because every later step needs them.
 func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
+	if st.live != nil && st.live.DeletionTimestamp != nil {
+		return flow.Requeue("StatefulSet %s is being deleted; it is created again once it is gone", st.live.Name)
+	}
 	if st.live != nil {
 		return nil
 	}

@@ -16,9 +16,10 @@ import (
 // immutable, so a class set or changed after the StatefulSet was created
 // reaches no PVC: neither the existing ones nor those of a scale-out. Nil
 // when the component is absent, its StatefulSet does not exist yet, or
-// neither side sets a class.
+// neither side sets a class, and with the VolumeModifying gate, which
+// moves PVCs and StatefulSet to the new class (volumeattrs.go).
 func (m *Manager) UnappliedVolumeAttributesClasses(tc *v1alpha1.TidbCluster) []string {
-	if m.sts == nil || !m.comp.Enabled(tc) {
+	if m.sts == nil || !m.comp.Enabled(tc) || m.volumeModifying {
 		return nil
 	}
 	live, err := m.sts.StatefulSets(tc.Namespace).Get(m.stsName(tc))

@@ -82,7 +82,7 @@ func (m *Manager) volumes(ctx context.Context, st *syncState) error {
 	}
 	if cond == nil {
 		meta.RemoveStatusCondition(&status.Conditions, ConditionVolumeResizing)
-		return nil
+		return m.modifyClasses(ctx, st) // a class change waits for every resize
 	}
 	cond.ObservedGeneration = st.tc.Generation
 	meta.SetStatusCondition(&status.Conditions, *cond)
