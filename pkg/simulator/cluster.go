@@ -34,6 +34,7 @@ type Cluster struct {
 	members        map[string]*pdMember
 	removedMembers map[identity]bool
 	leader         string
+	leaderHistory  leaderHistory
 
 	stores       map[uint64]*store
 	nextStoreID  uint64

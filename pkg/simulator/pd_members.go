@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 )
 
 // pdMember is a simulated PD member: a pod identity that joined the PD cluster.
@@ -106,7 +108,7 @@ func (c *Cluster) electLeader() {
 		if c.leader != "" {
 			c.log.Info("PD lost its leader: no quorum", "previousLeader", c.leader)
 		}
-		c.leader = ""
+		c.setLeader("", api.LeaderCauseQuorumLost)
 		return
 	}
 	if m, ok := c.members[c.leader]; ok && c.memberHealthy(m) {
@@ -115,7 +117,7 @@ func (c *Cluster) electLeader() {
 	previous := c.leader
 	for _, m := range c.sortedMembers() {
 		if c.memberHealthy(m) {
-			c.leader = m.name
+			c.setLeader(m.name, api.LeaderCauseElection)
 			c.log.Info("PD leader elected", "leader", m.name, "previousLeader", previous)
 			return
 		}
@@ -154,7 +156,7 @@ func (c *Cluster) transferLeader(name string) *pdError {
 	}
 	if c.leader != name {
 		c.log.Info("PD leader transferred", "from", c.leader, "to", name)
-		c.leader = name
+		c.setLeader(name, api.LeaderCauseTransfer)
 	}
 	return nil
 }
@@ -185,7 +187,7 @@ func (c *Cluster) removeMember(m *pdMember) {
 	c.removedMembers[m.ident] = true
 	c.log.Info("PD member removed", "member", m.name, "memberID", m.id)
 	if c.leader == m.name {
-		c.leader = ""
+		c.setLeader("", api.LeaderCauseMemberRemoved)
 	}
 	c.electLeader()
 }

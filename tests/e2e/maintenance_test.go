@@ -18,6 +18,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
@@ -170,4 +171,67 @@ func TestTiKVEvictLeaderAnnotation(t *testing.T) {
 		s, ok := storeOf(st, "basic-tikv-0")
 		return ok && !s.Evicting
 	})
+}
+
+// podUID returns the UID of a pod of basic.
+func podUID(t *testing.T, env *framework.Env, name string) types.UID {
+	t.Helper()
+	p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.UID
+}
+
+// waitReplaced waits until basic is Ready again with pod name replaced
+// (a UID other than old).
+func waitReplaced(t *testing.T, env *framework.Env, pc versioned.Interface, name string, old types.UID) {
+	t.Helper()
+	waitReady(t, env, pc, name+" replaced", func(*v1alpha1.TidbCluster) bool {
+		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, name, metav1.GetOptions{})
+		return err == nil && p.UID != old && p.DeletionTimestamp == nil
+	})
+}
+
+func TestPDTransferLeaderAndTiDBGracefulShutdownAnnotations(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	sim := startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+
+	// delete-pod on the PD leader: leadership moves through PD's API, then
+	// the pod goes.
+	before, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := before.Leader
+	uid := podUID(t, env, leader)
+	annotatePod(t, env, leader, map[string]*string{label.AnnPDTransferLeader: ptr.To(label.EvictLeaderDeletePod)})
+	waitReplaced(t, env, pc, leader, uid)
+	after, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLeaderTransferredBeforeRestart(t, before, after)
+	waitEvent(t, env, corev1.EventTypeNormal, pd.ReasonLeaderTransferred, "moved from "+leader)
+
+	// none on the new leader: leadership moves, the pod stays.
+	leader = after.Leader
+	uid = podUID(t, env, leader)
+	annotatePod(t, env, leader, map[string]*string{label.AnnPDTransferLeader: ptr.To(label.EvictLeaderNone)})
+	waitSim(t, env, sim, "leadership moved off "+leader, func(st *simState) bool { return st.Leader != "" && st.Leader != leader })
+	if got := podUID(t, env, leader); got != uid {
+		t.Errorf("%s was replaced for pd-transfer-leader=none", leader)
+	}
+
+	// TiDB graceful shutdown: only the annotated pod is replaced.
+	uids := podUIDs(t, env, "tidb")
+	annotatePod(t, env, "basic-tidb-0", map[string]*string{label.AnnTiDBGracefulShutdown: ptr.To(label.EvictLeaderDeletePod)})
+	waitReplaced(t, env, pc, "basic-tidb-0", uids["basic-tidb-0"])
+	if got := podUID(t, env, "basic-tidb-1"); got != uids["basic-tidb-1"] {
+		t.Error("basic-tidb-1 was replaced without the annotation")
+	}
+	waitEvent(t, env, corev1.EventTypeNormal, "SuccessfulDelete", "basic-tidb-0")
 }

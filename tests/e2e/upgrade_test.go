@@ -15,6 +15,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/tikv"
+	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
@@ -70,6 +71,11 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 		before[c] = podUIDs(t, env, c)
 	}
 
+	initial, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	watchCtx, stop := context.WithCancel(env.Ctx)
 	w := &watchInvariants{}
 	done := make(chan struct{})
@@ -107,6 +113,7 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkLeaderTransferredBeforeRestart(t, initial, st)
 	for _, s := range st.Schedulers {
 		if strings.HasPrefix(s, "evict-leader-scheduler") {
 			t.Errorf("evict-leader scheduler left behind: %s", s)
@@ -151,5 +158,33 @@ func TestConfigChangeRollsOnlyThatComponent(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no TiDB ConfigMap holds the new log level")
+	}
+}
+
+// checkLeaderTransferredBeforeRestart proves from the simulator's leader
+// history that the PD leader's pod was restarted only after leadership had
+// moved off it through PD's transfer API: every leader change since before
+// the rollout is a transfer (an election would mean a leader's pod stopped
+// while it still led, which the simulator answers with a re-election, so
+// the rollout would look the same without the transfer), and one moved
+// leadership off the leader of before the rollout, whose pod restarted.
+func checkLeaderTransferredBeforeRestart(t *testing.T, before, after *simState) {
+	t.Helper()
+	var last uint64
+	if n := len(before.LeaderChanges); n > 0 {
+		last = before.LeaderChanges[n-1].Seq
+	}
+	movedOff := false
+	for _, c := range after.LeaderChanges {
+		if c.Seq <= last {
+			continue
+		}
+		if c.Cause != api.LeaderCauseTransfer {
+			t.Errorf("PD leader change %d during the rollout was not a transfer: %+v", c.Seq, c)
+		}
+		movedOff = movedOff || (c.From == before.Leader && c.Cause == api.LeaderCauseTransfer)
+	}
+	if before.Leader == "" || !movedOff {
+		t.Errorf("leadership never moved off %q through PD's transfer API; changes: %+v", before.Leader, after.LeaderChanges)
 	}
 }

@@ -46,6 +46,7 @@ var (
 	_ component.ForceUpgrader     = (*Component)(nil)
 	_ component.ReadinessReporter = (*Component)(nil)
 	_ component.FailoverHandler   = (*Component)(nil)
+	_ component.PodMaintainer     = (*Component)(nil)
 )
 
 // Name is "pd".

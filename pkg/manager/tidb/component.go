@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pump"
 	"github.com/kubetidb/tidb-operator/pkg/manager/store"
@@ -35,6 +36,7 @@ type Component struct {
 	recorder record.EventRecorder
 	pd       pdapi.Control
 	nodes    *store.Nodes
+	writer   *apply.Applier
 }
 
 // New returns the TiDB component over env: it asks each server's health
@@ -51,7 +53,7 @@ func New(env *component.Env) *Component {
 // NewWithClient is New with the status-port client given (tests, benchmarks).
 func NewWithClient(env *component.Env, client tidbapi.Client) *Component {
 	return &Component{tidb: client, pods: env.Pods, clock: env.Clock, failover: env.Failover(names.TiDB), recorder: env.Recorder,
-		pd: env.PD, nodes: store.NewNodes(env.Kube, env.Recorder)}
+		pd: env.PD, nodes: store.NewNodes(env.Kube, env.Recorder), writer: env.Writer}
 }
 
 var (
@@ -64,6 +66,7 @@ var (
 	_ component.UpgradeBlocked    = (*Component)(nil)
 	_ component.ScaleOutStepper   = (*Component)(nil)
 	_ component.FailoverHandler   = (*Component)(nil)
+	_ component.PodMaintainer     = (*Component)(nil)
 )
 
 // Name is "tidb".

@@ -312,3 +312,23 @@ func TestEvictLeaderWithoutRequestsAsksNothingOfPD(t *testing.T) {
 		t.Errorf("writes %v, records %+v without a request", f.kube.Actions(), f.tc.Status.TiKV.EvictLeader)
 	}
 }
+
+// TestRolloutKeepsAnAnnotatedEviction: the end of a rollout sweeps the
+// evict-leader schedulers it left, but not the one a pod's annotation asks
+// for, and the restarted annotated pod's eviction is not ended.
+func TestRolloutKeepsAnAnnotatedEviction(t *testing.T) {
+	t.Parallel()
+	f := newEvictFixture(t)
+	f.annotate(1, label.AnnTiKVEvictLeader, label.EvictLeaderNone)
+	f.sync()
+	f.pd.SetEvictLeaderSchedulers(1, 2) // store 1: left by the rollout
+	if err := f.c.PostUpgradePod(context.Background(), f.tc, 1); err != nil {
+		t.Fatalf("PostUpgradePod of the annotated pod: %v", err)
+	}
+	if err := f.c.EndUpgrade(context.Background(), f.tc); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.evicting(); !slices.Equal(got, []uint64{2}) {
+		t.Errorf("evicting %v after the rollout, want only the annotated store 2", got)
+	}
+}

@@ -66,8 +66,8 @@ func (c *Component) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster,
 func (c *Component) PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	podName := names.Pod(tc.Name, names.TiKV, ordinal)
 	store, ok := c.Of(tc, podName)
-	if !ok {
-		return nil
+	if !ok || tc.Status.TiKV.EvictLeader[podName] != nil {
+		return nil // leaders stay away while the pod's evict-leader annotation asks (evictannotation.go)
 	}
 	id, _ := strconv.ParseUint(store.ID, 10, 64)
 	evicting, err := c.Client(tc).GetEvictLeaderSchedulers(ctx)
@@ -99,9 +99,16 @@ func (c *Component) PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster
 // TiKV rollout finishes: a pod that was not available when the rollout
 // ended never had PostUpgradePod undo its eviction, and a scheduler left
 // behind would keep its store at 0 leaders forever. It errors, and is
-// retried on the next sync, when PD cannot list or remove a scheduler.
+// retried on the next sync, when PD cannot list or remove a scheduler. The
+// stores of pods under an evict-leader annotation keep theirs.
 func (c *Component) EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	ours := c.StoreIDs(tc)
+	for pod := range tc.Status.TiKV.EvictLeader {
+		if s, ok := c.Of(tc, pod); ok {
+			id, _ := strconv.ParseUint(s.ID, 10, 64)
+			delete(ours, id)
+		}
+	}
 	if len(ours) == 0 {
 		return nil
 	}

@@ -52,6 +52,32 @@ type ClusterState struct {
 	TiProxyServers []TiProxyServer `json:"tiproxyServers"`
 	// PumpNodes are the entries of the Pump registry, by node ID.
 	PumpNodes []PumpNode `json:"pumpNodes"`
+	// LeaderChanges are the latest changes of the PD leader, oldest first, each with its cause, so a test
+	// tells a transfer asked for through PD's API from an election after the leader's pod stopped.
+	LeaderChanges []LeaderChange `json:"leaderChanges"`
+}
+
+// Causes of a PD leader change (LeaderChange.Cause).
+const (
+	// LeaderCauseTransfer: `POST /pd/api/v1/leader/transfer/{name}` moved leadership.
+	LeaderCauseTransfer = "transfer"
+	// LeaderCauseElection: the members elected a leader because there was none or the leader stopped
+	// being healthy (its pod restarted, was deleted or marked unhealthy).
+	LeaderCauseElection = "election"
+	// LeaderCauseQuorumLost: a majority of the members is unhealthy; there is no leader.
+	LeaderCauseQuorumLost = "quorum-lost"
+	// LeaderCauseMemberRemoved: the leader was deleted from the members.
+	LeaderCauseMemberRemoved = "member-removed"
+)
+
+// LeaderChange is one change of the PD leader. Seq numbers every change of the cluster from 1; At is the
+// simulated time it happened; From or To is "" when there was or is no leader.
+type LeaderChange struct {
+	Seq   uint64    `json:"seq"`
+	At    time.Time `json:"at"`
+	From  string    `json:"from"`
+	To    string    `json:"to"`
+	Cause string    `json:"cause"`
 }
 
 // Member is a simulated PD member.
