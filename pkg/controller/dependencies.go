@@ -136,6 +136,15 @@ type Dependencies struct {
 	RoleLister           rbaclisters.RoleLister
 	RoleBindingLister    rbaclisters.RoleBindingLister
 	JobLister            batchlisters.JobLister
+
+	// TiDBInitializerLister, TiDBMonitorLister, TiDBDashboardLister and
+	// TiDBNGMonitoringLister read the monitoring and initialization kinds;
+	// their informers are InformerFactory.Pingcap().V1alpha1().TidbInitializers()
+	// and so on, started with the others by StartInformers.
+	TiDBInitializerLister  listers.TidbInitializerLister
+	TiDBMonitorLister      listers.TidbMonitorLister
+	TiDBDashboardLister    listers.TidbDashboardLister
+	TiDBNGMonitoringLister listers.TidbNGMonitoringLister
 }
 
 // Managed-by values of the Jobs the Backup and Restore controllers create.
@@ -206,6 +215,11 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		RoleLister:           kubeFactory.Rbac().V1().Roles().Lister(),
 		RoleBindingLister:    kubeFactory.Rbac().V1().RoleBindings().Lister(),
 		JobLister:            jobFactory.Batch().V1().Jobs().Lister(),
+
+		TiDBInitializerLister:  pingcap.TidbInitializers().Lister(),
+		TiDBMonitorLister:      pingcap.TidbMonitors().Lister(),
+		TiDBDashboardLister:    pingcap.TidbDashboards().Lister(),
+		TiDBNGMonitoringLister: pingcap.TidbNGMonitorings().Lister(),
 	}
 }
 

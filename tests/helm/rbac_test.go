@@ -51,6 +51,11 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"update", "tidbclusters.pingcap.com#status", ns, true},
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},
+		{"list", "tidbmonitors.pingcap.com", "", true},
+		{"patch", "tidbinitializers.pingcap.com#status", ns, true},
+		{"update", "tidbdashboards.pingcap.com#finalizers", ns, true},
+		{"patch", "tidbngmonitorings.pingcap.com", ns, true},
+		{"delete", "tidbmonitors.pingcap.com", ns, false},
 		{"create", "statefulsets.apps", ns, true},
 		{"delete", "statefulsets.apps", ns, true}, // suspendAction
 		{"update", "deployments.apps", ns, true},
@@ -110,6 +115,9 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"update", "tidbclusters.pingcap.com#status", ns, true},
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},
+		{"watch", "tidbngmonitorings.pingcap.com", ns, true},
+		{"update", "tidbmonitors.pingcap.com#status", ns, true},
+		{"list", "tidbdashboards.pingcap.com", "", false},
 		{"create", "statefulsets.apps", ns, true},
 		{"create", "rolebindings.rbac.authorization.k8s.io", ns, true},
 		{"list", "secrets", ns, true},
@@ -147,7 +155,7 @@ func checkChartInstalled(t *testing.T, env *framework.Env, release string) {
 	if !strings.Contains(status, `"status":"deployed"`) {
 		t.Errorf("helm status of %s: %s", release, status)
 	}
-	for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules"} {
+	for _, crd := range operator.CRDPlurals(t) {
 		framework.WaitFor(t, env.Ctx, time.Minute, "CRD "+crd+".pingcap.com Established", func(ctx context.Context) (bool, error) {
 			out, stderr, err := framework.KubectlErr("get", "crd", crd+".pingcap.com", "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
 			framework.Observef(ctx, "Established=%q %s %v", out, stderr, err)

@@ -139,6 +139,7 @@ func TestChartRendersEachMode(t *testing.T) {
 			!grants(cr.Rules, "backups", "create") || !grants(cr.Rules, "backups", "delete") {
 			t.Errorf("ClusterRole rules: %+v", cr.Rules)
 		}
+		checkMonitoringKindRules(t, "ClusterRole", cr.Rules)
 		var le rbacv1.Role
 		r.get(t, "Role", "kt:tidb-controller-manager-leader-election", &le)
 		if len(le.Rules) != 1 || !grants(le.Rules, "leases", "update") || le.Namespace != "tidb-admin" {
@@ -169,6 +170,7 @@ func TestChartRendersEachMode(t *testing.T) {
 				t.Errorf("namespaced Role lacks %s %s", rv[1], rv[0])
 			}
 		}
+		checkMonitoringKindRules(t, "namespaced Role", role.Rules)
 		if grants(role.Rules, "persistentvolumes", "patch") {
 			t.Error("a namespaced Role cannot grant cluster-scoped PersistentVolumes")
 		}
@@ -282,7 +284,7 @@ func parseFlags(t *testing.T, command []string) {
 	}
 }
 
-// TestChartShipsTheCRDs checks that the chart installs the four CRDs and
+// TestChartShipsTheCRDs checks that the chart installs the eight CRDs and
 // that its crds/ are the generated manifests/crd/ files, byte for byte
 // (hack/update-chart-crds.sh copies them; hack/verify-chart-crds.sh checks).
 func TestChartShipsTheCRDs(t *testing.T) {
@@ -294,7 +296,8 @@ func TestChartShipsTheCRDs(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com"}
+	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com",
+		"tidbdashboards.pingcap.com", "tidbinitializers.pingcap.com", "tidbmonitors.pingcap.com", "tidbngmonitorings.pingcap.com"}
 	if !slices.Equal(names, want) {
 		t.Errorf("helm template --include-crds renders CRDs %v, want %v", names, want)
 	}
@@ -308,6 +311,36 @@ func TestChartShipsTheCRDs(t *testing.T) {
 		if errA != nil || errB != nil || string(a) != string(b) {
 			t.Errorf("charts/tidb-operator/crds/%s differs from manifests/crd (run hack/update-chart-crds.sh): %v %v",
 				filepath.Base(g), errA, errB)
+		}
+	}
+}
+
+// monitoringKinds are the resources of TidbInitializer, TidbMonitor,
+// TidbDashboard and TidbNGMonitoring.
+var monitoringKinds = []string{"tidbinitializers", "tidbmonitors", "tidbdashboards", "tidbngmonitorings"}
+
+// checkMonitoringKindRules fails unless rules grant, for each monitoring
+// kind, what they grant tidbclusters' controller (get, list, watch, status
+// update and patch, finalizers update) plus update and patch of the object,
+// and no create or delete of it (the user's object).
+func checkMonitoringKindRules(t *testing.T, what string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	for _, kind := range monitoringKinds {
+		for _, verb := range []string{"get", "list", "watch", "update", "patch"} {
+			if !grants(rules, kind, verb) {
+				t.Errorf("%s lacks %s %s", what, verb, kind)
+			}
+		}
+		for _, verb := range []string{"update", "patch"} {
+			if !grants(rules, kind+"/status", verb) {
+				t.Errorf("%s lacks %s %s/status", what, verb, kind)
+			}
+		}
+		if !grants(rules, kind+"/finalizers", "update") {
+			t.Errorf("%s lacks update %s/finalizers", what, kind)
+		}
+		if grants(rules, kind, "create") || grants(rules, kind, "delete") {
+			t.Errorf("%s may create or delete %s, the user's objects", what, kind)
 		}
 	}
 }

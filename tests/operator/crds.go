@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,12 +20,13 @@ var crdOnce sync.Once
 
 // InstallCRDs applies manifests/crd.yaml with plain client-side
 // `kubectl apply` (as users do) once per test binary and waits until every
-// CRD is Established. It fails the test on any error.
+// CRD is Established (each of manifests/crd/pingcap.com_<plural>.yaml, so a
+// new kind is waited for without a change here). It fails the test on any error.
 func InstallCRDs(t testing.TB) {
 	t.Helper()
 	crdOnce.Do(func() {
 		framework.Kubectl(t, "apply", "-f", filepath.Join(framework.RepoRoot(), "manifests", "crd.yaml"))
-		for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules"} {
+		for _, crd := range CRDPlurals(t) {
 			name := "crd/" + crd + ".pingcap.com"
 			framework.WaitFor(t, context.Background(), time.Minute, name+" is Established", func(context.Context) (bool, error) {
 				out, _, err := framework.KubectlErr("get", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
@@ -32,6 +34,21 @@ func InstallCRDs(t testing.TB) {
 			})
 		}
 	})
+}
+
+// CRDPlurals returns the plural of every CRD in manifests/crd, such as
+// tidbclusters; it fails the test when there is none.
+func CRDPlurals(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "manifests", "crd", "pingcap.com_*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in manifests/crd: %v", err)
+	}
+	plurals := make([]string, 0, len(files))
+	for _, f := range files {
+		plurals = append(plurals, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "pingcap.com_"), ".yaml"))
+	}
+	return plurals
 }
 
 // FreeAddr returns a 127.0.0.1 address with a port free at the time of the call.

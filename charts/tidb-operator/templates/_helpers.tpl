@@ -100,6 +100,19 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/finalizers]
   verbs: [update]
+# TidbInitializers, TidbMonitors, TidbDashboards, TidbNGMonitorings: cached (list/watch), re-read
+# (get), their metadata written (update, patch: finalizers, annotations), their status written through
+# the subresource (update, patch), and the finalizers subresource for the blockOwnerDeletion owner
+# references of their children (see tidbclusters above).
+- apiGroups: [pingcap.com]
+  resources: [tidbinitializers, tidbmonitors, tidbdashboards, tidbngmonitorings]
+  verbs: [get, list, watch, update, patch]
+- apiGroups: [pingcap.com]
+  resources: [tidbinitializers/status, tidbmonitors/status, tidbdashboards/status, tidbngmonitorings/status]
+  verbs: [update, patch]
+- apiGroups: [pingcap.com]
+  resources: [tidbinitializers/finalizers, tidbmonitors/finalizers, tidbdashboards/finalizers, tidbngmonitorings/finalizers]
+  verbs: [update]
 # Component and discovery objects: cached by label (list/watch), created and updated by apply;
 # suspendAction deletes the components' StatefulSets (delete).
 - apiGroups: [""]
