@@ -36,6 +36,8 @@ type flags struct {
 	timings     simulator.Timings
 	opts        simulator.Options
 	maxReplicas uint
+	mysql       string
+	socks       string
 }
 
 func parseFlags(args []string) (*flags, error) {
@@ -62,6 +64,8 @@ func parseFlags(args []string) (*flags, error) {
 	fs.UintVar(&f.maxReplicas, "max-replicas", uint(def.MaxReplicas), "initial PD replication.max-replicas of every cluster")
 	fs.StringVar(&f.opts.ClusterDomain, "cluster-domain", "", "domain of advertised addresses when the TidbCluster sets none (<pod>.<svc>.<ns>.svc.<domain>)")
 	fs.StringVar(&f.opts.DefaultVersion, "default-version", def.DefaultVersion, "version reported for untagged images")
+	fs.StringVar(&f.mysql, "mysql-backend", "", "a MySQL-protocol server (host:port, e.g. a local MariaDB) standing in for every TiDB's MySQL port: served through the SOCKS5 proxy, bootstrap SQL run on it once per cluster; empty: off")
+	fs.StringVar(&f.socks, "socks-listen", "127.0.0.1:1080", "address of the SOCKS5 proxy (clients: ALL_PROXY=socks5://<it>) with --mysql-backend")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -146,12 +150,13 @@ func run(ctx context.Context, f *flags) error {
 	log := klog.FromContext(ctx)
 	sim, err := simulator.New(simulator.Config{
 		Kube: kube, Dynamic: dyn, Namespace: f.namespace, Listen: f.listen, ExtraListen: extra,
-		Options: f.opts, TickInterval: f.tick,
+		Options: f.opts, TickInterval: f.tick, MySQLBackend: f.mysql, SOCKSListen: f.socks,
 	}, log)
 	if err != nil {
 		return err
 	}
 	log.Info("tidb-simulator starting", "proxy", sim.URL(), "addresses", sim.Addrs(), "timings", f.opts.Timings,
-		"regions", f.opts.RegionCount, "maxReplicas", f.opts.MaxReplicas, "ticdcTables", f.opts.TiCDCTables)
+		"regions", f.opts.RegionCount, "maxReplicas", f.opts.MaxReplicas, "ticdcTables", f.opts.TiCDCTables,
+		"socks5", sim.SOCKSAddr(), "mysqlBackend", f.mysql)
 	return sim.Run(ctx)
 }

@@ -43,6 +43,12 @@ type Config struct {
 	Clock clock.WithTicker
 	// TickInterval is how often timers advance without any request (default 200ms).
 	TickInterval time.Duration
+	// MySQLBackend is a real MySQL-protocol server (host:port) that stands in for every TiDB's MySQL
+	// port: a SOCKS5 proxy on SOCKSListen forwards connections for TiDB Services and pods to it, and
+	// a cluster's bootstrap SQL (initialize-sql-file) runs on it once (mysql_front.go). Empty: off.
+	MySQLBackend string
+	// SOCKSListen is the SOCKS5 proxy's address (default 127.0.0.1:0), used with MySQLBackend.
+	SOCKSListen string
 }
 
 // Simulator is a running simulator: a Registry fed by a Watcher and served by a Server on listeners.
@@ -52,6 +58,7 @@ type Simulator struct {
 	server    *Server
 	watcher   *Watcher
 	listeners []net.Listener
+	mysql     *mysqlFront
 	log       klog.Logger
 }
 
@@ -91,7 +98,31 @@ func New(cfg Config, log klog.Logger) (*Simulator, error) {
 		}
 		s.listeners = append(s.listeners, ln)
 	}
+	if cfg.MySQLBackend != "" {
+		if cfg.SOCKSListen == "" {
+			cfg.SOCKSListen = "127.0.0.1:0"
+		}
+		if s.mysql, err = newMySQLFront(cfg.Kube, cfg.Namespace, cfg.SOCKSListen, cfg.MySQLBackend, log); err != nil {
+			s.closeListeners()
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// SOCKSAddr is the SOCKS5 proxy's address (the ALL_PROXY value is socks5://<it>), or "" without a
+// MySQLBackend.
+func (s *Simulator) SOCKSAddr() string {
+	if s.mysql == nil {
+		return ""
+	}
+	return s.mysql.socks.Addr()
+}
+
+// BootstrapSQLRan reports whether TidbCluster namespace/name's bootstrap SQL has run on the MySQL
+// backend (always false without one).
+func (s *Simulator) BootstrapSQLRan(namespace, name string) bool {
+	return s.mysql != nil && s.mysql.bootstrap.Ran(namespace, name)
 }
 
 // URL is the main listener's address as an http:// URL: the HTTP_PROXY value and the admin API base.
@@ -137,6 +168,12 @@ func (s *Simulator) start(ctx context.Context) (<-chan error, error) {
 	if err := s.watcher.Start(ctx); err != nil {
 		s.closeListeners()
 		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	if s.mysql != nil {
+		if err := s.mysql.start(ctx); err != nil {
+			s.closeListeners()
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
 	}
 	go s.tick(ctx)
 	errs := make(chan error, len(s.listeners))
