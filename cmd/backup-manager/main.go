@@ -2,7 +2,8 @@
 // (/backup-manager in the operator image): `backup`, `restore`, `clean`,
 // `export` and `import`. It reads its Backup or Restore, runs BR (dumpling,
 // TiDB Lightning), and writes the CR's status itself. See
-// docs/backup-manager.md and package pkg/backup/manager.
+// docs/backup-manager.md and package pkg/backup/manager. The TidbInitializer
+// Job runs its `tidb-initializer` subcommand (package pkg/initializer).
 package main
 
 import (
@@ -77,8 +78,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) == 0 {
-		_, _ = fmt.Fprintln(stderr, "usage: backup-manager backup|restore|clean|export|import [flags]")
+		_, _ = fmt.Fprintln(stderr, "usage: backup-manager backup|restore|clean|export|import|tidb-initializer [flags]")
 		return 2
+	}
+	if args[0] == initializerCommand {
+		return runInitializer(ctx, args[1:], stdout, stderr)
 	}
 	sub, ok := subcommands[args[0]]
 	if !ok {
