@@ -17,6 +17,8 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller/backup"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
+	"github.com/kubetidb/tidb-operator/pkg/controller/tidbdashboard"
+	"github.com/kubetidb/tidb-operator/pkg/controller/tidbngmonitoring"
 	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 )
 
@@ -37,6 +39,8 @@ var controllerBuilders = []func(*controller.Dependencies) (runner, error){
 	build(backup.NewBackupController),
 	build(backup.NewRestoreController),
 	build(backupschedule.NewController),
+	build(tidbdashboard.NewController),
+	build(tidbngmonitoring.NewController),
 }
 
 // build adapts a controller's constructor to controllerBuilders.
