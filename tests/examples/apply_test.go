@@ -38,11 +38,13 @@ var wantExamples = []string{
 
 // resources maps the kinds used in examples to their API resources.
 var resources = map[string]schema.GroupVersionResource{
-	"TidbCluster":    v1alpha1.SchemeGroupVersion.WithResource("tidbclusters"),
-	"Backup":         v1alpha1.SchemeGroupVersion.WithResource("backups"),
-	"Restore":        v1alpha1.SchemeGroupVersion.WithResource("restores"),
-	"BackupSchedule": v1alpha1.SchemeGroupVersion.WithResource("backupschedules"),
-	"Secret":         {Version: "v1", Resource: "secrets"},
+	"TidbCluster":      v1alpha1.SchemeGroupVersion.WithResource("tidbclusters"),
+	"Backup":           v1alpha1.SchemeGroupVersion.WithResource("backups"),
+	"Restore":          v1alpha1.SchemeGroupVersion.WithResource("restores"),
+	"BackupSchedule":   v1alpha1.SchemeGroupVersion.WithResource("backupschedules"),
+	"TidbDashboard":    v1alpha1.SchemeGroupVersion.WithResource("tidbdashboards"),
+	"TidbNGMonitoring": v1alpha1.SchemeGroupVersion.WithResource("tidbngmonitorings"),
+	"Secret":           {Version: "v1", Resource: "secrets"},
 }
 
 // exampleFiles returns examples/**/*.yaml relative to examples/, sorted,
