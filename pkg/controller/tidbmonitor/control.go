@@ -1,0 +1,237 @@
+package tidbmonitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
+	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/monitor"
+)
+
+// Condition types and event reasons of a TidbMonitor.
+const (
+	ConditionReady       = "Ready"
+	ConditionUnsupported = "Unsupported"
+	ConditionInvalid     = "Invalid"
+
+	ReasonFailedValidation = "FailedValidation"
+	ReasonUnsupported      = "Unsupported"
+)
+
+// Control is the ordered sync of one TidbMonitor: validate, read the
+// monitored clusters, write the objects, then the status once.
+type Control struct {
+	applier  *apply.Applier
+	clusters listers.TidbClusterLister
+	sets     appslisters.StatefulSetLister
+	client   versioned.Interface
+	recorder record.EventRecorder
+	reports  *reporter
+}
+
+// NewControl returns the control over deps' write layer, listers, clientset
+// and recorder.
+func NewControl(deps *controller.Dependencies) *Control {
+	return &Control{
+		applier:  controller.NewApplier(deps),
+		clusters: deps.TiDBClusterLister,
+		sets:     deps.StatefulSetLister,
+		client:   deps.Clientset,
+		recorder: deps.Recorder,
+		reports:  newReporter(deps.Recorder),
+	}
+}
+
+// Sync reconciles tm (a copy it may modify). An unreadable or invalid spec
+// sets the Invalid condition, records one FailedValidation Warning per
+// generation and returns an IgnoreError; API errors are returned wrapped.
+func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
+	ctx, batch := apply.WithEventBatch(ctx)
+	defer batch.Flush(c.recorder, tm)
+	status := tm.Status.DeepCopy()
+	status.ObservedGeneration = tm.Generation
+	if problem := validate(tm); problem != "" {
+		c.reports.once(tm, corev1.EventTypeWarning, ReasonFailedValidation, problem)
+		setCondition(status, tm, ConditionInvalid, true, ReasonFailedValidation, problem)
+		setCondition(status, tm, ConditionReady, false, ReasonFailedValidation, problem)
+		if err := c.writeStatus(ctx, tm, status); err != nil {
+			return err
+		}
+		return flow.Ignore(errors.New(problem))
+	}
+	c.reports.clear(tm, ReasonFailedValidation)
+	meta.RemoveStatusCondition(&status.Conditions, ConditionInvalid)
+	c.reportUnsupported(tm, status)
+
+	sets, err := c.apply(ctx, tm, c.targets(tm))
+	if err != nil {
+		return err
+	}
+	ready, why := rolledOut(tm, sets)
+	reason := "StatefulSetsReady"
+	if !ready {
+		reason = "StatefulSetsNotReady"
+	}
+	setCondition(status, tm, ConditionReady, ready, reason, why)
+	return c.writeStatus(ctx, tm, status)
+}
+
+// validate returns what makes tm unusable, or "".
+func validate(tm *v1alpha1.TidbMonitor) string {
+	switch {
+	case tm.DecodeError != nil:
+		return fmt.Sprintf("spec cannot be read: %v", tm.DecodeError)
+	case len(tm.Spec.Clusters) == 0 && (tm.Spec.DM == nil || len(tm.Spec.DM.Clusters) == 0):
+		return "spec.clusters names no TidbCluster to monitor"
+	case len(monitor.StatefulSet(tm.Name, monitor.Shards(tm)-1, monitor.Shards(tm))) > 52:
+		return fmt.Sprintf("name %q is too long: StatefulSet %s exceeds 52 characters", tm.Name,
+			monitor.StatefulSet(tm.Name, monitor.Shards(tm)-1, monitor.Shards(tm)))
+	}
+	for i, ref := range tm.Spec.Clusters {
+		if ref.Name == "" {
+			return fmt.Sprintf("spec.clusters[%d].name is empty", i)
+		}
+	}
+	return ""
+}
+
+// reportUnsupported sets the Unsupported condition (removed when nothing
+// is) and records one Warning per generation naming the fields.
+func (c *Control) reportUnsupported(tm *v1alpha1.TidbMonitor, status *v1alpha1.TidbMonitorStatus) {
+	fields := monitor.Unsupported(tm)
+	if len(fields) == 0 {
+		c.reports.clear(tm, ReasonUnsupported)
+		meta.RemoveStatusCondition(&status.Conditions, ConditionUnsupported)
+		return
+	}
+	msg := "accepted but not acted on: " + strings.Join(fields, "; ")
+	c.reports.once(tm, corev1.EventTypeWarning, ReasonUnsupported, msg)
+	setCondition(status, tm, ConditionUnsupported, true, ReasonUnsupported, msg)
+}
+
+// targets reads each monitored TidbCluster from the cache; a cluster the
+// cache does not hold (not yet created, or outside the operator's
+// namespace) is scraped for PD, TiKV and TiDB without TLS.
+func (c *Control) targets(tm *v1alpha1.TidbMonitor) []monitor.Target {
+	var out []monitor.Target
+	for _, ref := range tm.Spec.Clusters {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = tm.Namespace
+		}
+		tc, err := c.clusters.TidbClusters(ns).Get(ref.Name)
+		if err != nil {
+			tc = nil
+		}
+		out = append(out, monitor.TargetOf(ref, tm.Namespace, tc))
+	}
+	if tm.Spec.DM != nil {
+		for _, ref := range tm.Spec.DM.Clusters {
+			out = append(out, monitor.DMTarget(ref, tm.Namespace))
+		}
+	}
+	return out
+}
+
+// apply writes every object of tm in dependency order (identity, then
+// configuration, then Services, then the StatefulSets that use them) and
+// returns the live StatefulSets.
+func (c *Control) apply(ctx context.Context, tm *v1alpha1.TidbMonitor, targets []monitor.Target) ([]*appsv1.StatefulSet, error) {
+	if _, err := c.applier.ServiceAccount(ctx, tm, monitor.NewServiceAccount(tm)); err != nil {
+		return nil, err
+	}
+	if _, err := c.applier.Role(ctx, tm, monitor.NewRole(tm)); err != nil {
+		return nil, err
+	}
+	if _, err := c.applier.RoleBinding(ctx, tm, monitor.NewRoleBinding(tm)); err != nil {
+		return nil, err
+	}
+	cm, err := monitor.NewConfigMap(tm, targets)
+	if err != nil {
+		return nil, flow.Ignore(err)
+	}
+	if _, err := c.applier.ConfigMap(ctx, tm, cm); err != nil {
+		return nil, err
+	}
+	if tm.Spec.Grafana != nil {
+		if _, err := c.applier.ConfigMap(ctx, tm, monitor.NewGrafanaConfigMap(tm)); err != nil {
+			return nil, err
+		}
+	}
+	for _, svc := range monitor.NewServices(tm) {
+		if _, err := c.applier.Service(ctx, tm, svc); err != nil {
+			return nil, err
+		}
+	}
+	desired, err := monitor.NewStatefulSets(tm, targets)
+	if err != nil {
+		return nil, flow.Ignore(err)
+	}
+	live := make([]*appsv1.StatefulSet, 0, len(desired))
+	for _, sts := range desired {
+		got, err := c.applier.StatefulSet(ctx, tm, sts)
+		if err != nil {
+			return nil, err
+		}
+		live = append(live, got)
+	}
+	return live, nil
+}
+
+// rolledOut reports whether every StatefulSet has observed its spec and has
+// all replicas updated and ready, and otherwise which is not.
+func rolledOut(tm *v1alpha1.TidbMonitor, sets []*appsv1.StatefulSet) (bool, string) {
+	want := monitor.Replicas(tm)
+	for _, s := range sets {
+		st := s.Status
+		if st.ObservedGeneration < s.Generation || st.ReadyReplicas < want || st.UpdatedReplicas < want ||
+			(st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision) {
+			return false, fmt.Sprintf("StatefulSet %s: %d/%d ready, %d updated", s.Name, st.ReadyReplicas, want, st.UpdatedReplicas)
+		}
+	}
+	return true, fmt.Sprintf("%d StatefulSet(s) ready", len(sets))
+}
+
+func setCondition(status *v1alpha1.TidbMonitorStatus, tm *v1alpha1.TidbMonitor, typ string, ok bool, reason, msg string) {
+	s := metav1.ConditionFalse
+	if ok {
+		s = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason,
+		Message: msg, ObservedGeneration: tm.Generation})
+}
+
+// writeStatus writes status through the status subresource when it differs
+// from what tm carries.
+func (c *Control) writeStatus(ctx context.Context, tm *v1alpha1.TidbMonitor, status *v1alpha1.TidbMonitorStatus) error {
+	if equality.Semantic.DeepEqual(&tm.Status, status) {
+		return nil
+	}
+	tm.Status = *status
+	_, err := c.client.PingcapV1alpha1().TidbMonitors(tm.Namespace).UpdateStatus(ctx, tm, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return flow.Requeue("status of TidbMonitor %s/%s changed meanwhile", tm.Namespace, tm.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("update status of TidbMonitor %s/%s: %w", tm.Namespace, tm.Name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("status written", "ready", meta.IsStatusConditionTrue(status.Conditions, ConditionReady))
+	return nil
+}

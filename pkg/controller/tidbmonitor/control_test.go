@@ -1,0 +1,251 @@
+package tidbmonitor
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
+)
+
+type fixture struct {
+	t    *testing.T
+	deps *controller.FakeDependencies
+	c    *Controller
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	deps := controller.NewFakeDependencies()
+	c, err := NewController(deps.Dependencies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, deps: deps, c: c}
+}
+
+func newMonitor() *v1alpha1.TidbMonitor {
+	return &v1alpha1.TidbMonitor{
+		ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "tm-uid", Generation: 1},
+		Spec: v1alpha1.TidbMonitorSpec{
+			Clusters:   []v1alpha1.TidbClusterRef{{Name: "basic"}},
+			Prometheus: v1alpha1.PrometheusSpec{MonitorContainer: v1alpha1.MonitorContainer{BaseImage: "prom/prometheus", Version: "v2.27.1"}},
+			Grafana:    &v1alpha1.GrafanaSpec{MonitorContainer: v1alpha1.MonitorContainer{BaseImage: "grafana/grafana", Version: "7.5.11"}},
+		},
+	}
+}
+
+func (f *fixture) seed(objs ...runtime.Object) {
+	f.t.Helper()
+	pc := f.deps.InformerFactory.Pingcap().V1alpha1()
+	for _, o := range objs {
+		var idx cache.Indexer
+		switch o.(type) {
+		case *v1alpha1.TidbMonitor:
+			idx = pc.TidbMonitors().Informer().GetIndexer()
+			if _, err := f.deps.FakePingcap.Tracker().Get(v1alpha1.SchemeGroupVersion.WithResource("tidbmonitors"), "ns", "basic"); err != nil {
+				if err := f.deps.FakePingcap.Tracker().Add(o); err != nil {
+					f.t.Fatal(err)
+				}
+			}
+		case *v1alpha1.TidbCluster:
+			idx = pc.TidbClusters().Informer().GetIndexer()
+		}
+		if err := idx.Update(o); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// seedWritten copies every object the fake kube client holds into the
+// informer indexers, as the informers would after the writes.
+func (f *fixture) seedWritten() {
+	f.t.Helper()
+	ctx := context.Background()
+	k := f.deps.FakeKube
+	kf := f.deps.KubeInformerFactory
+	add := func(idx cache.Indexer, o any) {
+		if err := idx.Update(o); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	sets, _ := k.AppsV1().StatefulSets("ns").List(ctx, metav1.ListOptions{})
+	for i := range sets.Items {
+		add(kf.Apps().V1().StatefulSets().Informer().GetIndexer(), &sets.Items[i])
+	}
+	svcs, _ := k.CoreV1().Services("ns").List(ctx, metav1.ListOptions{})
+	for i := range svcs.Items {
+		add(kf.Core().V1().Services().Informer().GetIndexer(), &svcs.Items[i])
+	}
+	cms, _ := k.CoreV1().ConfigMaps("ns").List(ctx, metav1.ListOptions{})
+	for i := range cms.Items {
+		add(kf.Core().V1().ConfigMaps().Informer().GetIndexer(), &cms.Items[i])
+	}
+	sas, _ := k.CoreV1().ServiceAccounts("ns").List(ctx, metav1.ListOptions{})
+	for i := range sas.Items {
+		add(kf.Core().V1().ServiceAccounts().Informer().GetIndexer(), &sas.Items[i])
+	}
+	roles, _ := k.RbacV1().Roles("ns").List(ctx, metav1.ListOptions{})
+	for i := range roles.Items {
+		add(kf.Rbac().V1().Roles().Informer().GetIndexer(), &roles.Items[i])
+	}
+	rbs, _ := k.RbacV1().RoleBindings("ns").List(ctx, metav1.ListOptions{})
+	for i := range rbs.Items {
+		add(kf.Rbac().V1().RoleBindings().Informer().GetIndexer(), &rbs.Items[i])
+	}
+}
+
+// writes lists the kube client's mutating actions as "verb kind/name".
+func (f *fixture) writes() []string {
+	var out []string
+	for _, a := range f.deps.FakeKube.Actions() {
+		switch a.GetVerb() {
+		case "create", "update":
+			o, _ := meta.Accessor(a.(interface{ GetObject() runtime.Object }).GetObject())
+			out = append(out, a.GetVerb()+" "+a.GetResource().Resource+"/"+o.GetName())
+		case "patch", "delete":
+			out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
+		}
+	}
+	f.deps.FakeKube.ClearActions()
+	return out
+}
+
+func (f *fixture) monitorStatus() v1alpha1.TidbMonitorStatus {
+	f.t.Helper()
+	tm, err := f.deps.FakePingcap.PingcapV1alpha1().TidbMonitors("ns").Get(context.Background(), "basic", metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tm.Status
+}
+
+func TestSyncCreatesTheMonitorObjectsThenConverges(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tm := newMonitor()
+	f.seed(tm, &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"},
+		Spec: v1alpha1.TidbClusterSpec{PD: &v1alpha1.PDSpec{}, TiKV: &v1alpha1.TiKVSpec{}, TiDB: &v1alpha1.TiDBSpec{}}})
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(f.writes(), "\n")
+	for _, want := range []string{"create serviceaccounts/basic-monitor", "create roles/basic-monitor",
+		"create rolebindings/basic-monitor", "create configmaps/basic-monitor", "create configmaps/basic-monitor-grafana",
+		"create services/basic-prometheus", "create services/basic-grafana", "create services/basic-monitor-reloader",
+		"create statefulsets/basic-monitor"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in writes:\n%s", want, got)
+		}
+	}
+	sts, err := f.deps.FakeKube.AppsV1().StatefulSets("ns").Get(context.Background(), "basic-monitor", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(sts); ref == nil || ref.Kind != "TidbMonitor" || ref.UID != "tm-uid" {
+		t.Errorf("StatefulSet controller reference %v", ref)
+	}
+	st := f.monitorStatus()
+	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c == nil || c.Status != metav1.ConditionFalse || st.ObservedGeneration != 1 {
+		t.Fatalf("status after first sync: %+v", st)
+	}
+
+	// The StatefulSet becomes ready; the caches hold what was written.
+	f.seedWritten()
+	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1}
+	if err := f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Update(sts); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := f.deps.FakePingcap.PingcapV1alpha1().TidbMonitors("ns").Get(context.Background(), "basic", metav1.GetOptions{})
+	f.seed(cur)
+	f.deps.FakePingcap.ClearActions()
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Fatalf("converged monitor: want zero writes, got %v", w)
+	}
+	if !meta.IsStatusConditionTrue(f.monitorStatus().Conditions, ConditionReady) {
+		t.Fatalf("Ready not True: %+v", f.monitorStatus().Conditions)
+	}
+
+	// Once Ready is written, one more sync writes nothing at all.
+	cur, _ = f.deps.FakePingcap.PingcapV1alpha1().TidbMonitors("ns").Get(context.Background(), "basic", metav1.GetOptions{})
+	f.seed(cur)
+	f.deps.FakePingcap.ClearActions()
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	if w, a := f.writes(), f.deps.FakePingcap.Actions(); len(w) != 0 || len(a) != 0 {
+		t.Fatalf("second converged sync wrote: kube %v, pingcap %v", w, a)
+	}
+}
+
+func TestSyncReportsInvalidAndUnsupported(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tm := newMonitor()
+	tm.Spec.Clusters = nil
+	f.seed(tm)
+	err := f.c.sync(context.Background(), "ns/basic")
+	if !flow.IsIgnore(err) {
+		t.Fatalf("want IgnoreError, got %v", err)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Fatalf("invalid monitor: writes %v", w)
+	}
+	if !meta.IsStatusConditionTrue(f.monitorStatus().Conditions, ConditionInvalid) {
+		t.Fatalf("Invalid not set: %+v", f.monitorStatus())
+	}
+	if ev := <-f.deps.FakeRecorder.Events; !strings.Contains(ev, "Warning FailedValidation") {
+		t.Fatalf("event %q", ev)
+	}
+
+	g := newFixture(t)
+	tm = newMonitor()
+	policy := corev1.PersistentVolumeReclaimDelete
+	tm.Spec.PVReclaimPolicy = &policy
+	g.seed(tm)
+	if err := g.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(g.monitorStatus().Conditions, ConditionUnsupported)
+	if c == nil || !strings.Contains(c.Message, "spec.pvReclaimPolicy") {
+		t.Fatalf("Unsupported condition %+v", c)
+	}
+	found := false
+	for len(g.deps.FakeRecorder.Events) > 0 {
+		if ev := <-g.deps.FakeRecorder.Events; strings.Contains(ev, "Warning Unsupported") && strings.Contains(ev, "pvReclaimPolicy") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no Unsupported Warning event")
+	}
+}
+
+func TestTidbClusterChangeEnqueuesItsMonitors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.seed(newMonitor())
+	f.c.enqueueMonitorsOf(&v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns"}})
+	if n := f.c.Worker().Len(); n != 0 {
+		t.Fatalf("unrelated cluster enqueued %d", n)
+	}
+	f.c.enqueueMonitorsOf(&v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}})
+	if n := f.c.Worker().Len(); n != 1 {
+		t.Fatalf("monitored cluster: queue %d, want 1", n)
+	}
+	if err := f.c.sync(context.Background(), "ns/gone"); err != nil {
+		t.Fatalf("deleted monitor: %v", err)
+	}
+}
