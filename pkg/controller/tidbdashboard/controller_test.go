@@ -115,7 +115,6 @@ func (f *fixture) events() []string {
 	}
 }
 
-
 // TestMissingClusterIsReportedOnceAndConvergesWhenItAppears: Ready False
 // ClusterNotFound and one Warning; a second sync repeats neither; the
 // cluster's arrival enqueues the dashboard, whose sync creates its objects.
