@@ -19,6 +19,7 @@ import (
 var (
 	server *sqlserver.Server
 	served = Target{Addr: ServiceAddr("ns", "tc", 0)}
+	pki    *testPKI // the server's TLS certificate is for served's host
 )
 
 func TestMain(m *testing.M) {
@@ -26,8 +27,21 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	server, err = sqlserver.Start(context.Background())
+	dir, err := os.MkdirTemp("", "tidbsql-tls-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	var tlsArgs []string
+	if pki, err = newTestPKI("tc-tidb.ns.svc"); err == nil {
+		tlsArgs, err = pki.serverArgs(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	server, err = sqlserver.Start(context.Background(), tlsArgs...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -117,6 +131,41 @@ func TestSetPasswordErrorHidesPassword(t *testing.T) {
 	}
 	if msg := err.Error(); strings.Contains(msg, "secret-value") {
 		t.Errorf("error shows the password: %s", msg)
+	}
+}
+
+// TestTLS: with the client Secret's CA and certificate the connection is
+// encrypted and the server's certificate is verified against the Service
+// name; a CA that did not sign the server's certificate is refused.
+func TestTLS(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := TLSConfigFromSecretData(pki.secretData())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, Target{Addr: served.Addr, TLS: cfg}, RootUser, "")
+	if err != nil {
+		t.Fatalf("TLS login: %v", err)
+	}
+	defer func() { _ = db.Close() }()
+	var name, cipher string
+	if err := db.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil {
+		t.Fatal(err)
+	}
+	if cipher == "" {
+		t.Error("the connection is not encrypted")
+	}
+	other, err := newTestPKI("tc-tidb.ns.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, err := TLSConfigFromSecretData(other.secretData())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPassword(ctx, Target{Addr: served.Addr, TLS: wrong}, RootUser, ""); err == nil ||
+		errors.Is(err, ErrAccessDenied) {
+		t.Errorf("a foreign CA: %v, want a certificate error", err)
 	}
 }
 

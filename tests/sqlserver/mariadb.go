@@ -48,8 +48,9 @@ type Server struct {
 // 'root'@'%' with an empty password and all privileges as the only TCP
 // account. It errors when a binary is missing, the install or the server
 // fails, or the server does not answer within two minutes; nothing is left
-// running then.
-func Start(ctx context.Context) (*Server, error) {
+// running then. extraArgs are appended to mariadbd's command line (e.g.
+// --ssl-ca/--ssl-cert/--ssl-key to serve TLS).
+func Start(ctx context.Context, extraArgs ...string) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	server, err := lookPath(serverPaths)
@@ -66,14 +67,14 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, fmt.Errorf("mariadb temp dir: %w", err)
 	}
 	s := &Server{Socket: filepath.Join(dir, "mysqld.sock"), dir: dir, exited: make(chan struct{})}
-	if err := s.start(ctx, install, server); err != nil {
+	if err := s.start(ctx, install, server, extraArgs); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Server) start(ctx context.Context, install, server string) error {
+func (s *Server) start(ctx context.Context, install, server string, extraArgs []string) error {
 	data := filepath.Join(s.dir, "data")
 	out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root").CombinedOutput()
@@ -86,10 +87,11 @@ func (s *Server) start(ctx context.Context, install, server string) error {
 	}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	logFile := filepath.Join(s.dir, "error.log")
-	s.cmd = exec.Command(server, "--no-defaults", "--datadir="+data, "--socket="+s.Socket,
-		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--user=root", "--skip-name-resolve",
-		"--pid-file="+filepath.Join(s.dir, "mysqld.pid"), "--log-error="+logFile,
-		"--innodb-buffer-pool-size=16M", "--skip-log-bin", "--max-connections=64")
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + s.Socket,
+		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--user=root", "--skip-name-resolve",
+		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"), "--log-error=" + logFile,
+		"--innodb-buffer-pool-size=16M", "--skip-log-bin", "--max-connections=64"}, extraArgs...)
+	s.cmd = exec.Command(server, args...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start mariadbd: %w", err)
