@@ -235,3 +235,50 @@ func TestPDTransferLeaderAndTiDBGracefulShutdownAnnotations(t *testing.T) {
 	}
 	waitEvent(t, env, corev1.EventTypeNormal, "SuccessfulDelete", "basic-tidb-0")
 }
+
+// readySince is when pod's Ready condition last turned true.
+func readySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+func TestMinReadySecondsSpacesTiDBRestarts(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+
+	const minReady = 15 * time.Second
+	body := []byte(`{"metadata":{"annotations":{"tidb.pingcap.com/tidb-min-ready-seconds":"15"}}}`)
+	if _, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Patch(env.Ctx, "basic", types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := podUIDs(t, env, "tidb")
+	patchSpec(t, env, pc, map[string]any{"tidb": map[string]any{"version": "v8.5.1"}})
+	waitReady(t, env, pc, "every TiDB pod runs v8.5.1", func(tc *v1alpha1.TidbCluster) bool {
+		return imagesAre(env, "tidb", "v8.5.1")(tc) && tc.Status.TiDB.Phase == v1alpha1.NormalPhase
+	})
+	first, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, "basic-tidb-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := env.Kube.CoreV1().Pods(env.Namespace).Get(env.Ctx, "basic-tidb-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.UID == before["basic-tidb-1"] || second.UID == before["basic-tidb-0"] {
+		t.Fatal("the TiDB pods were not both restarted")
+	}
+	// The second restart began (its pod was created) only once the first
+	// restarted pod had been Ready for min-ready-seconds; timestamps have
+	// second precision.
+	gap := second.CreationTimestamp.Sub(readySince(first))
+	if readySince(first).IsZero() || gap < minReady-time.Second {
+		t.Errorf("basic-tidb-0 was recreated %v after basic-tidb-1 became Ready, want at least %v", gap, minReady)
+	}
+}

@@ -101,6 +101,11 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 	if len(w.leaders) < 2 {
 		t.Errorf("the PD leader never moved during the rollout: %v", w.leaders)
 	}
+	rolled, err := sim.Cluster(env.Ctx, env.Namespace, "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLeaderTransferredBeforeRestart(t, initial, rolled)
 	// Every step of the rollout is told in events.
 	for _, c := range []string{"pd", "tikv", "tidb"} {
 		waitEvent(t, env, corev1.EventTypeNormal, component.ReasonRollingUpdateStarted, c+" rolling update")
@@ -113,7 +118,6 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLeaderTransferredBeforeRestart(t, initial, st)
 	for _, s := range st.Schedulers {
 		if strings.HasPrefix(s, "evict-leader-scheduler") {
 			t.Errorf("evict-leader scheduler left behind: %s", s)
