@@ -18,6 +18,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbdashboard"
+	"github.com/kubetidb/tidb-operator/pkg/controller/tidbinitializer"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbmonitor"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbngmonitoring"
 	"github.com/kubetidb/tidb-operator/pkg/manager/members"
@@ -42,6 +43,7 @@ var controllerBuilders = []func(*controller.Dependencies) (runner, error){
 	build(backupschedule.NewController),
 	build(tidbdashboard.NewController),
 	build(tidbngmonitoring.NewController),
+	build(tidbinitializer.NewController),
 	build(tidbmonitor.NewController),
 }
 
