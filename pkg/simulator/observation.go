@@ -53,6 +53,8 @@ type PodObservation struct {
 	Version string
 	// UID is the pod's UID: a pod deleted and recreated under the same name has a new one.
 	UID string
+	// IP is the pod's IP (status.podIP); the component metrics of pod_metrics.go are served there.
+	IP string
 	// Restarts is the restart count of the component's container. Together with UID it tells one run of
 	// the process from the next, which matters for components whose identity is per process (a TiCDC
 	// capture ID) and for a Pump whose process exited after going offline.

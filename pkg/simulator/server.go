@@ -81,6 +81,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if viaProxy && s.servePodIP(w, r, host) {
+		return
+	}
 	t, err := parseTarget(host, localPort(r))
 	if err != nil {
 		s.serveOther(w, r, viaProxy, err)

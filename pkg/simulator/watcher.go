@@ -155,6 +155,7 @@ func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Comp
 		Component: comp,
 		Running:   pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil,
 		UID:       string(pod.UID),
+		IP:        pod.Status.PodIP,
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name == string(comp) {
