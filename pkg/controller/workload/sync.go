@@ -116,11 +116,11 @@ func (s *Syncer) Sync(ctx context.Context, r Request) (Status, error) {
 		return st, fmt.Errorf("get TidbCluster %s/%s: %w", r.Cluster.Namespace, r.Cluster.Name, err)
 	}
 	live, err := s.StatefulSets.StatefulSets(r.Owner.GetNamespace()).Get(r.StatefulSetName)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return st, fmt.Errorf("get StatefulSet %s: %w", r.StatefulSetName, err)
-	}
-	if live == nil || apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		live = nil
+	case err != nil:
+		return st, fmt.Errorf("get StatefulSet %s: %w", r.StatefulSetName, err)
 	}
 	switch {
 	case r.Paused:
