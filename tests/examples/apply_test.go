@@ -44,6 +44,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"BackupSchedule":   v1alpha1.SchemeGroupVersion.WithResource("backupschedules"),
 	"TidbDashboard":    v1alpha1.SchemeGroupVersion.WithResource("tidbdashboards"),
 	"TidbNGMonitoring": v1alpha1.SchemeGroupVersion.WithResource("tidbngmonitorings"),
+	"TidbMonitor":      v1alpha1.SchemeGroupVersion.WithResource("tidbmonitors"),
 	"Secret":           {Version: "v1", Resource: "secrets"},
 }
 
