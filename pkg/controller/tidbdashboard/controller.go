@@ -46,6 +46,7 @@ func NewController(deps *controller.Dependencies) (*Controller, error) {
 		dashboards: deps.TiDBDashboardLister,
 		clientset:  deps.Clientset,
 		syncer: &workload.Syncer{Clusters: deps.TiDBClusterLister, StatefulSets: deps.StatefulSetLister,
+			PVCs: deps.PVCLister, PVs: deps.PVLister,
 			Writer: controller.NewApplier(deps), Recorder: deps.Recorder},
 	}
 	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
@@ -127,6 +128,10 @@ func request(td *v1alpha1.TidbDashboard) workload.Request {
 		Suspend:         td.Spec.SuspendAction != nil && td.Spec.SuspendAction.SuspendStatefulSet,
 		Unsupported:     Unsupported(td),
 	}
+	r.PodLabels = dashboard.PodLabels(td)
+	if p := td.Spec.PVReclaimPolicy; p != nil {
+		r.PVReclaimPolicy = *p
+	}
 	ref, ok := dashboard.ClusterRef(td)
 	switch {
 	case td.DecodeError != nil:
@@ -148,9 +153,6 @@ func request(td *v1alpha1.TidbDashboard) workload.Request {
 // Unsupported names td's fields that are accepted but not acted on.
 func Unsupported(td *v1alpha1.TidbDashboard) []string {
 	var out []string
-	if td.Spec.PVReclaimPolicy != nil {
-		out = append(out, "spec.pvReclaimPolicy")
-	}
 	if len(td.Spec.Clusters) > 1 {
 		out = append(out, "spec.clusters[1:]")
 	}

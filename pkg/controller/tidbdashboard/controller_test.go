@@ -14,6 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/workload"
+	"github.com/kubetidb/tidb-operator/pkg/dashboard"
 )
 
 type fixture struct {
@@ -216,21 +217,20 @@ func TestSuspendDeletesTheStatefulSet(t *testing.T) {
 	}
 }
 
-// TestUnsupportedAndInvalid: pvReclaimPolicy is named in Unsupported with
+// TestUnsupportedAndInvalid: a second cluster is named in Unsupported with
 // a Warning; an empty clusters list fails validation without a write but
 // the status.
 func TestUnsupportedAndInvalid(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	td := newDashboard()
-	retain := corev1.PersistentVolumeReclaimRetain
-	td.Spec.PVReclaimPolicy = &retain
+	td.Spec.Clusters = append(td.Spec.Clusters, v1alpha1.TidbClusterRef{Name: "second"})
 	f.seed(td, &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}})
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
 	c := meta.FindStatusCondition(f.status().Conditions, workload.ConditionUnsupported)
-	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "spec.pvReclaimPolicy") {
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "spec.clusters[1:]") {
 		t.Errorf("Unsupported = %+v", c)
 	}
 	if ev := f.events(); len(ev) == 0 || !strings.Contains(strings.Join(ev, "\n"), "Warning Unsupported") {
@@ -249,5 +249,48 @@ func TestUnsupportedAndInvalid(t *testing.T) {
 	}
 	if n := len(g.deps.FakeKube.Actions()); n != 0 {
 		t.Errorf("invalid dashboard wrote %v", g.deps.FakeKube.Actions())
+	}
+}
+
+// TestPVReclaimPolicy: the PV of the dashboard's bound PVC gets
+// spec.pvReclaimPolicy and the operator's labels once; a PV already so is
+// not written again.
+func TestPVReclaimPolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	td := newDashboard()
+	policy := corev1.PersistentVolumeReclaimDelete
+	td.Spec.PVReclaimPolicy = &policy
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data-td-tidb-dashboard-0", Namespace: "ns", Labels: dashboard.PodLabels(td)},
+		Spec:       corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1"},
+		Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain}}
+	f.seed(td, &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}})
+	core := f.deps.KubeInformerFactory.Core().V1()
+	f.update(core.PersistentVolumeClaims().Informer().GetIndexer().Add(pvc))
+	f.update(core.PersistentVolumes().Informer().GetIndexer().Add(pv))
+	f.update(f.deps.FakeKube.Tracker().Add(pv.DeepCopy()))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.deps.KubeClient.CoreV1().PersistentVolumes().Get(context.Background(), "pv-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.PersistentVolumeReclaimPolicy != policy || got.Labels["app.kubernetes.io/instance"] != "td" ||
+		got.Labels["app.kubernetes.io/component"] != "tidb-dashboard" {
+		t.Fatalf("PV %+v %v", got.Spec.PersistentVolumeReclaimPolicy, got.Labels)
+	}
+	f.update(core.PersistentVolumes().Informer().GetIndexer().Update(got))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range f.deps.FakeKube.Actions() {
+		if a.GetResource().Resource == "persistentvolumes" && a.GetVerb() == "patch" {
+			t.Errorf("PV patched again: %v", a)
+		}
 	}
 }

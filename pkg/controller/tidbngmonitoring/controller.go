@@ -47,6 +47,7 @@ func NewController(deps *controller.Dependencies) (*Controller, error) {
 		monitorings: deps.TiDBNGMonitoringLister,
 		clientset:   deps.Clientset,
 		syncer: &workload.Syncer{Clusters: deps.TiDBClusterLister, StatefulSets: deps.StatefulSetLister,
+			PVCs: deps.PVCLister, PVs: deps.PVLister,
 			Writer: controller.NewApplier(deps), Recorder: deps.Recorder},
 	}
 	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
@@ -130,6 +131,10 @@ func request(tngm *v1alpha1.TidbNGMonitoring) workload.Request {
 		Suspend:         suspended(tngm),
 		Unsupported:     Unsupported(tngm),
 	}
+	r.PodLabels = ngmonitoring.PodLabels(tngm)
+	if p := tngm.Spec.PVReclaimPolicy; p != nil {
+		r.PVReclaimPolicy = *p
+	}
 	ref, ok := ngmonitoring.ClusterRef(tngm)
 	switch {
 	case tngm.DecodeError != nil:
@@ -175,9 +180,6 @@ func suspended(tngm *v1alpha1.TidbNGMonitoring) bool {
 // Unsupported names tngm's fields that are accepted but not acted on.
 func Unsupported(tngm *v1alpha1.TidbNGMonitoring) []string {
 	var out []string
-	if tngm.Spec.PVReclaimPolicy != nil {
-		out = append(out, "spec.pvReclaimPolicy")
-	}
 	if len(tngm.Spec.Clusters) > 1 {
 		out = append(out, "spec.clusters[1:]")
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -76,15 +77,22 @@ type Request struct {
 	Unsupported []string
 	// StatefulSetName is the name Build gives the StatefulSet.
 	StatefulSetName string
+	// PodLabels select the workload's pods and PVCs.
+	PodLabels map[string]string
+	// PVReclaimPolicy is given to the PVs of its PVCs; "" is Retain.
+	PVReclaimPolicy corev1.PersistentVolumeReclaimPolicy
 	// Build returns the objects for the cluster served.
 	Build func(tc *v1alpha1.TidbCluster) (Desired, error)
 }
 
-// Syncer runs Requests: it reads the TidbCluster and StatefulSet caches and
-// writes through the Applier; Recorder receives the Warnings.
+// Syncer runs Requests: it reads the TidbCluster, StatefulSet, PVC and PV
+// caches and writes through the Applier; Recorder receives the Warnings.
+// PVCs and PVs may be nil (PVs are then left as provisioned).
 type Syncer struct {
 	Clusters     listers.TidbClusterLister
 	StatefulSets appslisters.StatefulSetLister
+	PVCs         corelisters.PersistentVolumeClaimLister
+	PVs          corelisters.PersistentVolumeLister
 	Writer       *apply.Applier
 	Recorder     record.EventRecorder
 }
@@ -138,6 +146,10 @@ func (s *Syncer) Sync(ctx context.Context, r Request) (Status, error) {
 	if err != nil {
 		st.Synced = false
 		s.setReady(&st, false, ReasonSyncFailed, err.Error())
+		return st, err
+	}
+	if err := s.reclaim(ctx, r); err != nil {
+		st.Synced = false
 		return st, err
 	}
 	st.Synced = true
