@@ -33,7 +33,8 @@ var wantExamples = []string{
 	"backup/backup-schedule.yaml", "backup/backup.yaml", "backup/restore.yaml", "backup/s3-secret.yaml",
 	"basic/tidb-cluster.yaml", "config-strategies/in-place.yaml", "config-strategies/rolling-update.yaml",
 	"pause/tidb-cluster.yaml", "scaled/tidb-cluster.yaml", "storage-volumes/tidb-cluster.yaml",
-	"tls/tidb-cluster.yaml",
+	"tls/tidb-cluster.yaml", "initialize/init-sql.yaml", "initialize/tidb-cluster.yaml", "initialize/tidb-initializer.yaml",
+	"initialize/tidb-secret.yaml",
 }
 
 // resources maps the kinds used in examples to their API resources.
@@ -44,7 +45,9 @@ var resources = map[string]schema.GroupVersionResource{
 	"BackupSchedule":   v1alpha1.SchemeGroupVersion.WithResource("backupschedules"),
 	"TidbDashboard":    v1alpha1.SchemeGroupVersion.WithResource("tidbdashboards"),
 	"TidbNGMonitoring": v1alpha1.SchemeGroupVersion.WithResource("tidbngmonitorings"),
+	"TidbInitializer":  v1alpha1.SchemeGroupVersion.WithResource("tidbinitializers"),
 	"TidbMonitor":      v1alpha1.SchemeGroupVersion.WithResource("tidbmonitors"),
+	"ConfigMap":        {Version: "v1", Resource: "configmaps"},
 	"Secret":           {Version: "v1", Resource: "secrets"},
 }
 
