@@ -39,7 +39,8 @@ spec:
 // cluster says so (Ready False ClusterNotFound, a Warning event) and
 // converges once the cluster exists; both examples reach Ready with the
 // right names, labels, ports, args and config; a version change rolls each
-// StatefulSet; deleting each removes its objects.
+// StatefulSet; the dashboard's PV gets the default Retain policy; deleting
+// each removes its objects.
 func TestDashboardAndNGMonitoring(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
@@ -61,6 +62,7 @@ func TestDashboardAndNGMonitoring(t *testing.T) {
 
 	checkDashboardObjects(t, env)
 	checkNGMObjects(t, env)
+	waitPVRetained(t, env, "data-basic-tidb-dashboard-0", "tidb-dashboard")
 
 	patch := []byte(`{"spec":{"version":"v8.5.1"}}`)
 	if _, err := pc.PingcapV1alpha1().TidbDashboards(env.Namespace).Patch(env.Ctx, "basic", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
@@ -147,6 +149,26 @@ func waitPodImage(t *testing.T, env *framework.Env, pod, image string) {
 		}
 		framework.Observef(ctx, "image %s", p.Spec.Containers[0].Image)
 		return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.Image == image }), nil
+	})
+}
+
+// waitPVRetained waits until the PV bound to pvc has the Retain policy
+// (pvReclaimPolicy's default) and the operator's labels for component.
+func waitPVRetained(t *testing.T, env *framework.Env, pvc, component string) {
+	t.Helper()
+	framework.WaitFor(t, env.Ctx, time.Minute, "PV of "+pvc+" retained and labelled", func(ctx context.Context) (bool, error) {
+		claim, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(ctx, pvc, metav1.GetOptions{})
+		if err != nil || claim.Spec.VolumeName == "" {
+			framework.Observef(ctx, "claim: %v", err)
+			return false, nil
+		}
+		pv, err := env.Kube.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		framework.Observef(ctx, "policy %s labels %v", pv.Spec.PersistentVolumeReclaimPolicy, pv.Labels)
+		return pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain &&
+			pv.Labels["app.kubernetes.io/component"] == component && pv.Labels["app.kubernetes.io/namespace"] == env.Namespace, nil
 	})
 }
 
