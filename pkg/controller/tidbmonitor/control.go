@@ -192,6 +192,9 @@ func (c *Control) apply(ctx context.Context, tm *v1alpha1.TidbMonitor, targets [
 		}
 		live = append(live, got)
 	}
+	if err := c.deleteStaleShards(ctx, tm, desired); err != nil {
+		return nil, err
+	}
 	return live, nil
 }
 

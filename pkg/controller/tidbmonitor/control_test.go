@@ -249,3 +249,40 @@ func TestTidbClusterChangeEnqueuesItsMonitors(t *testing.T) {
 		t.Fatalf("deleted monitor: %v", err)
 	}
 }
+
+func TestLoweredShardsDeleteTheStaleStatefulSet(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tm := newMonitor()
+	two := int32(2)
+	tm.Spec.Shards = &two
+	f.seed(tm)
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	f.seedWritten()
+	f.writes()
+	one := int32(1)
+	tm = tm.DeepCopy()
+	tm.Spec.Shards = &one
+	tm.Generation = 2
+	f.seed(tm)
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(f.writes(), "\n")
+	for _, want := range []string{"create statefulsets/basic-monitor", "delete statefulsets"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in writes:\n%s", want, got)
+		}
+	}
+	var left []string
+	for _, name := range []string{"basic-monitor-shard-0", "basic-monitor-shard-1"} {
+		if _, err := f.deps.FakeKube.AppsV1().StatefulSets("ns").Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			left = append(left, name)
+		}
+	}
+	if len(left) != 0 {
+		t.Errorf("stale shards still exist: %v", left)
+	}
+}
