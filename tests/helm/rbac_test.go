@@ -53,6 +53,8 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"patch", "restores.pingcap.com#status", ns, true},
 		{"list", "tidbmonitors.pingcap.com", "", true},
 		{"patch", "tidbinitializers.pingcap.com#status", ns, true},
+		{"update", "tidbinitializers.pingcap.com#status", ns, true}, // mirrors its Job
+		{"create", "jobs.batch", ns, true},                          // backup, restore and initializer Jobs
 		{"update", "tidbdashboards.pingcap.com#finalizers", ns, true},
 		{"patch", "tidbngmonitorings.pingcap.com", ns, true},
 		{"delete", "tidbmonitors.pingcap.com", ns, false},
