@@ -62,6 +62,9 @@ func NewController(deps *controller.Dependencies, components []Component) (*Cont
 			return nil, fmt.Errorf("register child handler: %w", err)
 		}
 	}
+	if _, err := deps.KubeInformerFactory.Core().V1().Pods().Informer().AddEventHandler(c.podMaintenanceHandler()); err != nil {
+		return nil, fmt.Errorf("register pod handler: %w", err)
+	}
 	return c, nil
 }
 

@@ -6,7 +6,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/label"
 )
+
+// MaintenanceAnnotations are the pod annotation keys a PodMaintainer acts
+// on; the TidbCluster controller syncs a cluster as soon as one of them
+// changes on its pods rather than at the next resync.
+var MaintenanceAnnotations = []string{
+	label.AnnTiKVEvictLeader, label.AnnTiKVEvictLeaderExpiration,
+	label.AnnPDTransferLeader, label.AnnPDTransferLeaderExpiration,
+	label.AnnTiDBGracefulShutdown,
+}
 
 // maintain lets a PodMaintainer act on its pods' maintenance annotations.
 // It runs after the StatefulSet exists and before failover and the
