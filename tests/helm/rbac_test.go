@@ -62,6 +62,7 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"delete", "statefulsets.apps", ns, true}, // suspendAction
 		{"update", "deployments.apps", ns, true},
 		{"create", "roles.rbac.authorization.k8s.io", ns, true},
+		{"watch", "endpoints", ns, true}, // granted on to each TidbMonitor's Prometheus
 		{"patch", "pods", ns, true},
 		{"delete", "pods", ns, true},
 		{"delete", "persistentvolumeclaims", ns, true},

@@ -144,6 +144,11 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, list, watch]
+# Endpoints: the Role <tm>-monitor of each TidbMonitor grants its Prometheus get/list/watch on pods,
+# services and endpoints for pod discovery, and RBAC lets the operator grant only what it holds.
+- apiGroups: [""]
+  resources: [endpoints]
+  verbs: [get, list, watch]
 # Events on TidbClusters and the other custom resources (create; patch aggregates repeats).
 - apiGroups: [""]
   resources: [events]
