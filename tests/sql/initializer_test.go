@@ -47,6 +47,7 @@ const (
 // empty one is refused, user app logs in and has the init SQL's grant, and
 // the init SQL's row exists once; the TidbInitializer mirrors the Job to
 // Completed. A second run of the same command succeeds and changes nothing.
+// Deleting the TidbInitializer collects its Job.
 func TestTidbInitializer(t *testing.T) {
 	operator.InstallCRDs(t)
 	bin := buildBackupManager(t)
@@ -97,6 +98,14 @@ func TestTidbInitializer(t *testing.T) {
 	if len(jobs.Items) != 1 || jobs.Items[0].UID != job.UID {
 		t.Errorf("%d Jobs, want only %s", len(jobs.Items), job.Name)
 	}
+
+	if err := pc.PingcapV1alpha1().TidbInitializers(env.Namespace).Delete(env.Ctx, initCluster, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, env.Ctx, readyTimeout, "the deleted TidbInitializer's Job is collected", func(ctx context.Context) (bool, error) {
+		_, err := env.Kube.BatchV1().Jobs(env.Namespace).Get(ctx, initJob, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // startInitializerBackend starts a MariaDB and the simulator serving it as
