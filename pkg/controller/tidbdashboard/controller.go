@@ -160,15 +160,19 @@ func Unsupported(td *v1alpha1.TidbDashboard) []string {
 }
 
 // writeStatus writes st into td's status through the status subresource
-// when it changed.
+// (a UID-guarded JSON patch) when it differs from the cached status.
 func (c *Controller) writeStatus(ctx context.Context, td *v1alpha1.TidbDashboard, st workload.Status) error {
 	want := v1alpha1.TidbDashboardStatus{ObservedGeneration: st.ObservedGeneration, Conditions: st.Conditions,
 		Synced: st.Synced, Phase: st.Phase, StatefulSet: st.StatefulSet}
 	if equality.Semantic.DeepEqual(td.Status, want) {
 		return nil
 	}
-	td.Status = want
-	if _, err := c.clientset.PingcapV1alpha1().TidbDashboards(td.Namespace).UpdateStatus(ctx, td, metav1.UpdateOptions{}); err != nil {
+	patch, err := workload.StatusPatch(td.UID, want)
+	if err != nil {
+		return err
+	}
+	if _, err := c.clientset.PingcapV1alpha1().TidbDashboards(td.Namespace).Patch(ctx, td.Name, types.JSONPatchType, patch,
+		metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("update status of TidbDashboard %s/%s: %w", td.Namespace, td.Name, err)
 	}
 	return nil

@@ -187,15 +187,19 @@ func Unsupported(tngm *v1alpha1.TidbNGMonitoring) []string {
 }
 
 // writeStatus writes st into tngm's status through the status subresource
-// when it changed.
+// (a UID-guarded JSON patch) when it differs from the cached status.
 func (c *Controller) writeStatus(ctx context.Context, tngm *v1alpha1.TidbNGMonitoring, st workload.Status) error {
 	want := v1alpha1.TidbNGMonitoringStatus{ObservedGeneration: st.ObservedGeneration, Conditions: st.Conditions,
 		NGMonitoring: v1alpha1.NGMonitoringStatus{Synced: st.Synced, Phase: st.Phase, StatefulSet: st.StatefulSet}}
 	if equality.Semantic.DeepEqual(tngm.Status, want) {
 		return nil
 	}
-	tngm.Status = want
-	if _, err := c.clientset.PingcapV1alpha1().TidbNGMonitorings(tngm.Namespace).UpdateStatus(ctx, tngm, metav1.UpdateOptions{}); err != nil {
+	patch, err := workload.StatusPatch(tngm.UID, want)
+	if err != nil {
+		return err
+	}
+	if _, err := c.clientset.PingcapV1alpha1().TidbNGMonitorings(tngm.Namespace).Patch(ctx, tngm.Name, types.JSONPatchType, patch,
+		metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("update status of TidbNGMonitoring %s/%s: %w", tngm.Namespace, tngm.Name, err)
 	}
 	return nil

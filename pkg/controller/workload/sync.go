@@ -9,6 +9,7 @@ package workload
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -256,4 +258,19 @@ func replicas(sts *appsv1.StatefulSet) int32 {
 		return 1
 	}
 	return *sts.Spec.Replicas
+}
+
+// StatusPatch returns a JSON patch that replaces the whole status of the
+// object with uid by status, and fails (the test op) when the object was
+// recreated meanwhile. Unlike an update it needs no resourceVersion, so a
+// cache that lags behind the last status write causes no conflict.
+func StatusPatch(uid types.UID, status any) ([]byte, error) {
+	b, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": uid},
+		{"op": "add", "path": "/status", "value": status},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("status patch: %w", err)
+	}
+	return b, nil
 }
