@@ -5,6 +5,7 @@ package sqle2e
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -44,15 +45,23 @@ func startBackend(t *testing.T) *backend {
 			t.Errorf("stop MariaDB: %v", err)
 		}
 	})
-	sim, err := simulator.New(simulator.Config{
-		Kube: env.Kube, Dynamic: env.Dynamic, Listen: simAddr, Options: simulator.DefaultOptions(),
-		MySQLBackend: server.Addr, SOCKSListen: socksAddr,
-	}, klog.Background().WithName("simulator"))
-	if err != nil {
-		t.Fatalf("simulator: %v", err)
-	}
+	// Other tests of the package run their own simulator on the same
+	// addresses (the proxy environment is read once per process): wait for
+	// them to be free, and free them again before returning.
+	var sim *simulator.Simulator
+	framework.WaitFor(t, env.Ctx, 30*time.Second, "the simulator's addresses", func(context.Context) (bool, error) {
+		sim, err = simulator.New(simulator.Config{
+			Kube: env.Kube, Dynamic: env.Dynamic, Listen: simAddr, Options: simulator.DefaultOptions(),
+			MySQLBackend: server.Addr, SOCKSListen: socksAddr,
+		}, klog.Background().WithName("simulator"))
+		return err == nil, nil
+	})
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	t.Cleanup(func() {
+		cancel()
+		framework.WaitFor(t, context.Background(), 30*time.Second, "the simulator released its addresses",
+			func(context.Context) (bool, error) { return listenable(simAddr) && listenable(socksAddr), nil })
+	})
 	if err := sim.Start(ctx); err != nil {
 		t.Fatalf("start simulator: %v", err)
 	}
@@ -291,4 +300,14 @@ func waitReady(t *testing.T, env *framework.Env, pc versioned.Interface, name, d
 		ok := ready != nil && ready.Status == metav1.ConditionTrue && tc.Status.ObservedGeneration == tc.Generation
 		return ok && (extra == nil || extra(tc)), nil
 	})
+}
+
+// listenable reports whether addr can be listened on (nothing holds it).
+func listenable(addr string) bool {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	_ = ln.Close()
+	return true
 }
