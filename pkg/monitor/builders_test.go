@@ -74,6 +74,7 @@ spec:
   storage: 5Gi
   storageClassName: standard
   pvReclaimPolicy: Delete
+  kubePrometheusURL: http://kube-prometheus:9090
   externalLabels: {region: us-east-1}
   replicaExternalLabelName: replica
   alertmanagerURL: alertmanager:9093
@@ -214,7 +215,7 @@ func TestShardsSplitTargetsByHash(t *testing.T) {
 func TestUnsupportedNamesWhatIsNotActedOn(t *testing.T) {
 	t.Parallel()
 	got := strings.Join(Unsupported(parseMonitor(t, fullMonitor)), "\n")
-	for _, want := range []string{"spec.pvReclaimPolicy", "remoteWrite[0].basicAuth", "queueConfig.maxRetries", "spec.clusters[1].namespace other"} {
+	for _, want := range []string{"spec.kubePrometheusURL", "remoteWrite[0].basicAuth", "queueConfig.maxRetries", "spec.clusters[1].namespace other"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Unsupported does not name %s:\n%s", want, got)
 		}

@@ -18,7 +18,6 @@ func Unsupported(tm *v1alpha1.TidbMonitor) []string {
 			out = append(out, what)
 		}
 	}
-	add(s.PVReclaimPolicy != nil, "spec.pvReclaimPolicy (the monitor's PVs keep the StorageClass' policy)")
 	add(s.Prometheus.Ingress != nil, "spec.prometheus.ingress (no Ingress is created)")
 	add(s.Grafana != nil && s.Grafana.Ingress != nil, "spec.grafana.ingress (no Ingress is created)")
 	add(s.KubePrometheusURL != nil, "spec.kubePrometheusURL")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
@@ -41,6 +42,8 @@ type Control struct {
 	applier  *apply.Applier
 	clusters listers.TidbClusterLister
 	sets     appslisters.StatefulSetLister
+	pvcs     corelisters.PersistentVolumeClaimLister
+	pvs      corelisters.PersistentVolumeLister
 	client   versioned.Interface
 	recorder record.EventRecorder
 	reports  *reporter
@@ -53,6 +56,8 @@ func NewControl(deps *controller.Dependencies) *Control {
 		applier:  controller.NewApplier(deps),
 		clusters: deps.TiDBClusterLister,
 		sets:     deps.StatefulSetLister,
+		pvcs:     deps.PVCLister,
+		pvs:      deps.PVLister,
 		client:   deps.Clientset,
 		recorder: deps.Recorder,
 		reports:  newReporter(deps.Recorder),
@@ -83,6 +88,13 @@ func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	sets, err := c.apply(ctx, tm, c.targets(tm))
 	if err != nil {
 		return err
+	}
+	pv, err := c.reclaim(ctx, tm)
+	if err != nil {
+		return err
+	}
+	if pv != "" {
+		status.DeploymentStorageStatus = &v1alpha1.DeploymentStorageStatus{PvName: pv}
 	}
 	ready, why := rolledOut(tm, sets)
 	reason := "StatefulSetsReady"

@@ -212,19 +212,18 @@ func TestSyncReportsInvalidAndUnsupported(t *testing.T) {
 
 	g := newFixture(t)
 	tm = newMonitor()
-	policy := corev1.PersistentVolumeReclaimDelete
-	tm.Spec.PVReclaimPolicy = &policy
+	tm.Spec.ClusterScoped = true
 	g.seed(tm)
 	if err := g.c.sync(context.Background(), "ns/basic"); err != nil {
 		t.Fatal(err)
 	}
 	c := meta.FindStatusCondition(g.monitorStatus().Conditions, ConditionUnsupported)
-	if c == nil || !strings.Contains(c.Message, "spec.pvReclaimPolicy") {
+	if c == nil || !strings.Contains(c.Message, "spec.clusterScoped") {
 		t.Fatalf("Unsupported condition %+v", c)
 	}
 	found := false
 	for len(g.deps.FakeRecorder.Events) > 0 {
-		if ev := <-g.deps.FakeRecorder.Events; strings.Contains(ev, "Warning Unsupported") && strings.Contains(ev, "pvReclaimPolicy") {
+		if ev := <-g.deps.FakeRecorder.Events; strings.Contains(ev, "Warning Unsupported") && strings.Contains(ev, "clusterScoped") {
 			found = true
 		}
 	}
@@ -284,5 +283,50 @@ func TestLoweredShardsDeleteTheStaleStatefulSet(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Errorf("stale shards still exist: %v", left)
+	}
+}
+
+func TestPersistentMonitorSetsItsPVReclaimPolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if f.deps.PVLister == nil {
+		f.deps.PVLister = f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Lister()
+		f.c.control.pvs = f.deps.PVLister
+	}
+	tm := newMonitor()
+	tm.Spec.Persistent = true
+	policy := corev1.PersistentVolumeReclaimDelete
+	tm.Spec.PVReclaimPolicy = &policy
+	f.seed(tm)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "monitor-data-basic-monitor-0", Namespace: "ns",
+			Labels: map[string]string{"app.kubernetes.io/name": "tidb-cluster", "app.kubernetes.io/managed-by": "tidb-operator",
+				"app.kubernetes.io/instance": "basic", "app.kubernetes.io/component": "monitor"}},
+		Spec:   corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1"},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain}}
+	if err := f.deps.KubeInformerFactory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer().Add(pvc); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Add(pv); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.deps.FakeKube.Tracker().Add(pv); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.deps.FakeKube.CoreV1().PersistentVolumes().Get(context.Background(), "pv-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete || got.Labels["app.kubernetes.io/instance"] != "basic" {
+		t.Errorf("PV after sync: policy %s labels %v", got.Spec.PersistentVolumeReclaimPolicy, got.Labels)
+	}
+	if s := f.monitorStatus().DeploymentStorageStatus; s == nil || s.PvName != "pv-1" {
+		t.Errorf("deploymentStorageStatus %+v", s)
 	}
 }
