@@ -65,9 +65,11 @@ func pvLabels(tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim) map[s
 }
 
 // claims returns the cluster's PVCs that are bound to a PV and not being
-// deleted.
+// deleted: those labelled app.kubernetes.io/name=tidb-cluster, not those of
+// a TidbDashboard or TidbNGMonitoring that shares the cluster's name.
 func claims(lister corelisters.PersistentVolumeClaimLister, tc *v1alpha1.TidbCluster) ([]*corev1.PersistentVolumeClaim, error) {
-	sel := labels.SelectorFromSet(labels.Set{label.InstanceLabelKey: tc.Name, label.ManagedByLabelKey: label.TiDBOperator})
+	sel := labels.SelectorFromSet(labels.Set{label.InstanceLabelKey: tc.Name, label.ManagedByLabelKey: label.TiDBOperator,
+		label.NameLabelKey: label.TiDBCluster})
 	all, err := lister.PersistentVolumeClaims(tc.Namespace).List(sel)
 	if err != nil {
 		return nil, fmt.Errorf("list PVCs: %w", err)

@@ -46,7 +46,7 @@ func (f *fixture) addPVC(t *testing.T, component string, ordinal int, annotation
 	name := component + "-basic-" + component + "-" + string(rune('0'+ordinal))
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: k8stypes.UID("uid-" + name), ResourceVersion: "7",
-			Annotations: annotations, Labels: map[string]string{label.InstanceLabelKey: "basic",
+			Annotations: annotations, Labels: map[string]string{label.InstanceLabelKey: "basic", label.NameLabelKey: label.TiDBCluster,
 				label.ManagedByLabelKey: label.TiDBOperator, label.ComponentLabelKey: component}},
 		Spec:   corev1.PersistentVolumeClaimSpec{VolumeName: "pv-" + name},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
@@ -134,6 +134,20 @@ func TestPolicyRetainsPVsOnceAndSkipsDeferredPVCs(t *testing.T) {
 	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Update(pv))
 	f.must(t, f.policy.Sync(context.Background(), f.tc))
 	f.wantWrites(t, 1, "the policy was reverted (one PV patch)")
+}
+
+// A TidbDashboard or TidbNGMonitoring named like the cluster labels its
+// PVCs with the same instance; their PVs are theirs (their own
+// pvReclaimPolicy), never the cluster's.
+func TestPolicyLeavesOtherKindsPVCsOfTheSameInstanceAlone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pvc := f.addPVC(t, "tidb-dashboard", 0, nil).DeepCopy()
+	pvc.Labels[label.NameLabelKey] = "tidb-dashboard"
+	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer().Update(pvc))
+	f.deps.FakeKube.ClearActions()
+	f.must(t, f.policy.Sync(context.Background(), f.tc))
+	f.wantWrites(t, 0, "a TidbDashboard's PVC of the same instance")
 }
 
 func TestPolicyLeavesPVsAloneWithoutPermission(t *testing.T) {
