@@ -31,7 +31,7 @@ import (
 // fails the test, so a renamed example cannot silently drop out of it.
 var wantExamples = []string{
 	"backup/backup-schedule.yaml", "backup/backup.yaml", "backup/restore.yaml", "backup/s3-secret.yaml",
-	"basic/tidb-cluster.yaml", "config-strategies/in-place.yaml", "config-strategies/rolling-update.yaml",
+	"basic/tidb-cluster.yaml", "basic-random-password/tidb-cluster.yaml", "config-strategies/in-place.yaml", "config-strategies/rolling-update.yaml",
 	"pause/tidb-cluster.yaml", "scaled/tidb-cluster.yaml", "storage-volumes/tidb-cluster.yaml",
 	"tls/tidb-cluster.yaml", "initialize/init-sql.yaml", "initialize/tidb-cluster.yaml", "initialize/tidb-initializer.yaml",
 	"initialize/tidb-secret.yaml",

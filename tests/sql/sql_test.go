@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -77,29 +78,6 @@ func TestSQL(t *testing.T) {
 	t.Run("BootstrapSQL", func(t *testing.T) { testBootstrapSQL(t, b) })
 }
 
-// randomPasswordCluster is the TiDB Operator's examples/basic-random-password
-// made small: tidb.initializer.createPassword.
-const randomPasswordCluster = `
-apiVersion: pingcap.com/v1alpha1
-kind: TidbCluster
-metadata:
-  name: basic
-spec:
-  version: v8.5.0
-  timezone: UTC
-  pvReclaimPolicy: Delete
-  discovery: {}
-  pd: {baseImage: pingcap/pd, replicas: 1, requests: {storage: 1Gi}, config: {}}
-  tikv: {baseImage: pingcap/tikv, replicas: 1, requests: {storage: 1Gi}, config: {}}
-  tidb:
-    baseImage: pingcap/tidb
-    replicas: 1
-    service: {type: ClusterIP}
-    config: {}
-    initializer:
-      createPassword: true
-`
-
 // testRandomRootPassword: the cluster gets Ready, Secret basic-init holds a
 // password that logs in to the backend as root (directly and through the
 // TiDB Service) while the empty one no longer does, and
@@ -112,7 +90,8 @@ func testRandomRootPassword(t *testing.T, b *backend) {
 	pc := versioned.NewForConfigOrDie(env.Config)
 	t.Cleanup(func() { resetRoot(t, b) })
 	first := operator.StartManager(t, env.Namespace, nil)
-	framework.ApplyYAML(t, env.Ctx, randomPasswordCluster, env.Namespace)
+	// examples/basic-random-password, applied unchanged (as the TiDB Operator's example is).
+	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "basic-random-password", "tidb-cluster.yaml"), env.Namespace)
 	waitReady(t, env, pc, "basic", "Ready with passwordInitialized", passwordInitialized)
 
 	secret, err := env.Kube.CoreV1().Secrets(env.Namespace).Get(env.Ctx, "basic-init", metav1.GetOptions{})
