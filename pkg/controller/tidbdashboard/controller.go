@@ -10,112 +10,43 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
-	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/workload"
 	"github.com/kubetidb/tidb-operator/pkg/dashboard"
-	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // ControllerName is the queue name and the "controller" metric label.
 const ControllerName = "tidbdashboard"
 
-// Controller turns TidbDashboard, child and TidbCluster events into queue
-// keys and syncs each key.
-type Controller struct {
-	dashboards listers.TidbDashboardLister
-	clientset  versioned.Interface
-	syncer     *workload.Syncer
-	worker     *controller.Worker
-}
+// Controller is the TidbDashboard controller: the shared workload shell.
+type Controller = workload.Controller[*v1alpha1.TidbDashboard]
 
 // NewController returns the TidbDashboard controller over deps (its lister
 // and informer, the TidbCluster, StatefulSet, Service and ConfigMap
 // caches, the clients and the recorder). It fails when a handler cannot be
 // registered.
 func NewController(deps *controller.Dependencies) (*Controller, error) {
-	c := &Controller{
-		dashboards: deps.TiDBDashboardLister,
-		clientset:  deps.Clientset,
-		syncer: &workload.Syncer{Clusters: deps.TiDBClusterLister, StatefulSets: deps.StatefulSetLister,
-			PVCs: deps.PVCLister, PVs: deps.PVLister,
-			Writer: controller.NewApplier(deps), Recorder: deps.Recorder},
-	}
-	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
-	_, err := deps.InformerFactory.Pingcap().V1alpha1().TidbDashboards().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.worker.Enqueue,
-		UpdateFunc: func(_, newObj any) { c.worker.Enqueue(newObj) },
-		DeleteFunc: c.worker.Enqueue,
+	lister := deps.TiDBDashboardLister
+	client := deps.Clientset
+	return workload.NewController(deps, ControllerName, workload.Kind[*v1alpha1.TidbDashboard]{
+		Name:     "TidbDashboard",
+		Informer: deps.InformerFactory.Pingcap().V1alpha1().TidbDashboards().Informer(),
+		Get: func(ns, name string) (*v1alpha1.TidbDashboard, error) {
+			return lister.TidbDashboards(ns).Get(name)
+		},
+		List:       func() ([]*v1alpha1.TidbDashboard, error) { return lister.List(labels.Everything()) },
+		ClusterRef: dashboard.ClusterRef,
+		Request:    request,
+		WriteStatus: func(ctx context.Context, td *v1alpha1.TidbDashboard, st workload.Status) error {
+			return writeStatus(ctx, client, td, st)
+		},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("tidbdashboard controller: register TidbDashboard handler: %w", err)
-	}
-	owner := func(ns, name string) (types.UID, error) {
-		td, err := c.dashboards.TidbDashboards(ns).Get(name)
-		if err != nil {
-			return "", err
-		}
-		return td.UID, nil
-	}
-	if err := workload.RegisterChildHandlers(deps, c.worker, "TidbDashboard", owner, c.dependents); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// Run processes keys with workers goroutines until ctx is done. Caches must
-// be synced first.
-func (c *Controller) Run(ctx context.Context, workers int) { c.worker.Run(ctx, workers) }
-
-// Worker exposes the queue worker (for tests).
-func (c *Controller) Worker() *controller.Worker { return c.worker }
-
-// dependents lists the TidbDashboards serving the cluster ns/name.
-func (c *Controller) dependents(ns, name string) []string {
-	all, err := c.dashboards.List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, td := range all {
-		if ref, ok := dashboard.ClusterRef(td); ok && ref.Namespace == ns && ref.Name == name {
-			keys = append(keys, td.Namespace+"/"+td.Name)
-		}
-	}
-	return keys
-}
-
-// sync reconciles the TidbDashboard named by key. A deleted one ends the
-// sync: its objects go with it through their owner references.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return flow.Ignore(err)
-	}
-	cached, err := c.dashboards.TidbDashboards(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get TidbDashboard %s: %w", key, err)
-	}
-	td := cached.DeepCopy()
-	st, syncErr := c.syncer.Sync(ctx, request(td))
-	if err := c.writeStatus(ctx, td, st); err != nil {
-		return err
-	}
-	if syncErr != nil {
-		return fmt.Errorf("sync TidbDashboard %s: %w", key, syncErr)
-	}
-	return nil
 }
 
 // request describes one sync of td.
@@ -161,7 +92,7 @@ func Unsupported(td *v1alpha1.TidbDashboard) []string {
 
 // writeStatus writes st into td's status through the status subresource
 // (a UID-guarded JSON patch) when it differs from the cached status.
-func (c *Controller) writeStatus(ctx context.Context, td *v1alpha1.TidbDashboard, st workload.Status) error {
+func writeStatus(ctx context.Context, client versioned.Interface, td *v1alpha1.TidbDashboard, st workload.Status) error {
 	want := v1alpha1.TidbDashboardStatus{ObservedGeneration: st.ObservedGeneration, Conditions: st.Conditions,
 		Synced: st.Synced, Phase: st.Phase, StatefulSet: st.StatefulSet}
 	if equality.Semantic.DeepEqual(td.Status, want) {
@@ -171,7 +102,7 @@ func (c *Controller) writeStatus(ctx context.Context, td *v1alpha1.TidbDashboard
 	if err != nil {
 		return err
 	}
-	if _, err := c.clientset.PingcapV1alpha1().TidbDashboards(td.Namespace).Patch(ctx, td.Name, types.JSONPatchType, patch,
+	if _, err := client.PingcapV1alpha1().TidbDashboards(td.Namespace).Patch(ctx, td.Name, types.JSONPatchType, patch,
 		metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("update status of TidbDashboard %s/%s: %w", td.Namespace, td.Name, err)
 	}

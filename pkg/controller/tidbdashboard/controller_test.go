@@ -93,7 +93,7 @@ func (f *fixture) update(err error) {
 func (f *fixture) sync() error {
 	f.deps.FakeKube.ClearActions()
 	f.deps.FakePingcap.ClearActions()
-	return f.c.sync(context.Background(), "ns/td")
+	return f.c.Sync(context.Background(), "ns/td")
 }
 
 func (f *fixture) status() v1alpha1.TidbDashboardStatus {
@@ -143,7 +143,7 @@ func TestMissingClusterIsReportedOnceAndConvergesWhenItAppears(t *testing.T) {
 	if n := len(f.deps.FakePingcap.Actions()) + len(f.deps.FakeKube.Actions()); n > 0 {
 		t.Errorf("second sync wrote: %v %v", f.deps.FakePingcap.Actions(), f.deps.FakeKube.Actions())
 	}
-	if keys := f.c.dependents("ns", "basic"); len(keys) != 1 || keys[0] != "ns/td" {
+	if keys := f.c.Dependents("ns", "basic"); len(keys) != 1 || keys[0] != "ns/td" {
 		t.Errorf("dependents of basic = %v", keys)
 	}
 	f.seed(&v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}})

@@ -10,18 +10,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
-	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/workload"
-	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/ngmonitoring"
 )
@@ -29,94 +25,29 @@ import (
 // ControllerName is the queue name and the "controller" metric label.
 const ControllerName = "tidbngmonitoring"
 
-// Controller turns TidbNGMonitoring, child and TidbCluster events into queue
-// keys and syncs each key.
-type Controller struct {
-	monitorings listers.TidbNGMonitoringLister
-	clientset   versioned.Interface
-	syncer      *workload.Syncer
-	worker      *controller.Worker
-}
+// Controller is the TidbNGMonitoring controller: the shared workload shell.
+type Controller = workload.Controller[*v1alpha1.TidbNGMonitoring]
 
-// NewController returns the TidbNGMonitoring controller over deps (its lister
-// and informer, the TidbCluster, StatefulSet, Service and ConfigMap
+// NewController returns the TidbNGMonitoring controller over deps (its
+// lister and informer, the TidbCluster, StatefulSet, Service and ConfigMap
 // caches, the clients and the recorder). It fails when a handler cannot be
 // registered.
 func NewController(deps *controller.Dependencies) (*Controller, error) {
-	c := &Controller{
-		monitorings: deps.TiDBNGMonitoringLister,
-		clientset:   deps.Clientset,
-		syncer: &workload.Syncer{Clusters: deps.TiDBClusterLister, StatefulSets: deps.StatefulSetLister,
-			PVCs: deps.PVCLister, PVs: deps.PVLister,
-			Writer: controller.NewApplier(deps), Recorder: deps.Recorder},
-	}
-	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
-	_, err := deps.InformerFactory.Pingcap().V1alpha1().TidbNGMonitorings().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.worker.Enqueue,
-		UpdateFunc: func(_, newObj any) { c.worker.Enqueue(newObj) },
-		DeleteFunc: c.worker.Enqueue,
+	lister := deps.TiDBNGMonitoringLister
+	client := deps.Clientset
+	return workload.NewController(deps, ControllerName, workload.Kind[*v1alpha1.TidbNGMonitoring]{
+		Name:     "TidbNGMonitoring",
+		Informer: deps.InformerFactory.Pingcap().V1alpha1().TidbNGMonitorings().Informer(),
+		Get: func(ns, name string) (*v1alpha1.TidbNGMonitoring, error) {
+			return lister.TidbNGMonitorings(ns).Get(name)
+		},
+		List:       func() ([]*v1alpha1.TidbNGMonitoring, error) { return lister.List(labels.Everything()) },
+		ClusterRef: ngmonitoring.ClusterRef,
+		Request:    request,
+		WriteStatus: func(ctx context.Context, tngm *v1alpha1.TidbNGMonitoring, st workload.Status) error {
+			return writeStatus(ctx, client, tngm, st)
+		},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("tidbngmonitoring controller: register TidbNGMonitoring handler: %w", err)
-	}
-	owner := func(ns, name string) (types.UID, error) {
-		tngm, err := c.monitorings.TidbNGMonitorings(ns).Get(name)
-		if err != nil {
-			return "", err
-		}
-		return tngm.UID, nil
-	}
-	if err := workload.RegisterChildHandlers(deps, c.worker, "TidbNGMonitoring", owner, c.dependents); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// Run processes keys with workers goroutines until ctx is done. Caches must
-// be synced first.
-func (c *Controller) Run(ctx context.Context, workers int) { c.worker.Run(ctx, workers) }
-
-// Worker exposes the queue worker (for tests).
-func (c *Controller) Worker() *controller.Worker { return c.worker }
-
-// dependents lists the TidbNGMonitorings serving the cluster ns/name.
-func (c *Controller) dependents(ns, name string) []string {
-	all, err := c.monitorings.List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, tngm := range all {
-		if ref, ok := ngmonitoring.ClusterRef(tngm); ok && ref.Namespace == ns && ref.Name == name {
-			keys = append(keys, tngm.Namespace+"/"+tngm.Name)
-		}
-	}
-	return keys
-}
-
-// sync reconciles the TidbNGMonitoring named by key. A deleted one ends the
-// sync: its objects go with it through their owner references.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return flow.Ignore(err)
-	}
-	cached, err := c.monitorings.TidbNGMonitorings(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get TidbNGMonitoring %s: %w", key, err)
-	}
-	tngm := cached.DeepCopy()
-	st, syncErr := c.syncer.Sync(ctx, request(tngm))
-	if err := c.writeStatus(ctx, tngm, st); err != nil {
-		return err
-	}
-	if syncErr != nil {
-		return fmt.Errorf("sync TidbNGMonitoring %s: %w", key, syncErr)
-	}
-	return nil
 }
 
 // request describes one sync of tngm.
@@ -188,7 +119,7 @@ func Unsupported(tngm *v1alpha1.TidbNGMonitoring) []string {
 
 // writeStatus writes st into tngm's status through the status subresource
 // (a UID-guarded JSON patch) when it differs from the cached status.
-func (c *Controller) writeStatus(ctx context.Context, tngm *v1alpha1.TidbNGMonitoring, st workload.Status) error {
+func writeStatus(ctx context.Context, client versioned.Interface, tngm *v1alpha1.TidbNGMonitoring, st workload.Status) error {
 	want := v1alpha1.TidbNGMonitoringStatus{ObservedGeneration: st.ObservedGeneration, Conditions: st.Conditions,
 		NGMonitoring: v1alpha1.NGMonitoringStatus{Synced: st.Synced, Phase: st.Phase, StatefulSet: st.StatefulSet}}
 	if equality.Semantic.DeepEqual(tngm.Status, want) {
@@ -198,7 +129,7 @@ func (c *Controller) writeStatus(ctx context.Context, tngm *v1alpha1.TidbNGMonit
 	if err != nil {
 		return err
 	}
-	if _, err := c.clientset.PingcapV1alpha1().TidbNGMonitorings(tngm.Namespace).Patch(ctx, tngm.Name, types.JSONPatchType, patch,
+	if _, err := client.PingcapV1alpha1().TidbNGMonitorings(tngm.Namespace).Patch(ctx, tngm.Name, types.JSONPatchType, patch,
 		metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("update status of TidbNGMonitoring %s/%s: %w", tngm.Namespace, tngm.Name, err)
 	}

@@ -69,7 +69,7 @@ func (f *fixture) status() v1alpha1.TidbNGMonitoringStatus {
 func TestCreatesServiceConfigMapAndStatefulSet(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, newNGM(), true)
-	f.check(f.c.sync(context.Background(), "ns/ngm"))
+	f.check(f.c.Sync(context.Background(), "ns/ngm"))
 	ctx := context.Background()
 	name := ngmonitoring.ObjectName("ngm")
 	if _, err := f.deps.KubeClient.CoreV1().Services("ns").Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -97,7 +97,7 @@ func TestPausedWritesNothingButStatus(t *testing.T) {
 	tngm := newNGM()
 	tngm.Spec.Paused = true
 	f := newFixture(t, tngm, true)
-	f.check(f.c.sync(context.Background(), "ns/ngm"))
+	f.check(f.c.Sync(context.Background(), "ns/ngm"))
 	if n := len(f.deps.FakeKube.Actions()); n != 0 {
 		t.Errorf("paused wrote %v", f.deps.FakeKube.Actions())
 	}
@@ -111,14 +111,14 @@ func TestPausedWritesNothingButStatus(t *testing.T) {
 func TestMissingCluster(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, newNGM(), false)
-	f.check(f.c.sync(context.Background(), "ns/ngm"))
+	f.check(f.c.Sync(context.Background(), "ns/ngm"))
 	if c := meta.FindStatusCondition(f.status().Conditions, workload.ConditionReady); c == nil || c.Reason != workload.ReasonClusterNotFound {
 		t.Errorf("Ready = %+v", c)
 	}
 	if e := <-f.deps.FakeRecorder.Events; !strings.Contains(e, "Warning ClusterNotFound TidbCluster ns/basic not found") {
 		t.Errorf("event %q", e)
 	}
-	if keys := f.c.dependents("ns", "basic"); len(keys) != 1 || keys[0] != "ns/ngm" {
+	if keys := f.c.Dependents("ns", "basic"); len(keys) != 1 || keys[0] != "ns/ngm" {
 		t.Errorf("dependents %v", keys)
 	}
 }
