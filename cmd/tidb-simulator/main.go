@@ -38,6 +38,8 @@ type flags struct {
 	maxReplicas uint
 	mysql       string
 	socks       string
+	tlsCACert   string
+	tlsCAKey    string
 }
 
 func parseFlags(args []string) (*flags, error) {
@@ -66,11 +68,16 @@ func parseFlags(args []string) (*flags, error) {
 	fs.StringVar(&f.opts.DefaultVersion, "default-version", def.DefaultVersion, "version reported for untagged images")
 	fs.StringVar(&f.mysql, "mysql-backend", "", "a MySQL-protocol server (host:port, e.g. a local MariaDB) standing in for every TiDB's MySQL port: served through the SOCKS5 proxy, bootstrap SQL run on it once per cluster; empty: off")
 	fs.StringVar(&f.socks, "socks-listen", "127.0.0.1:1080", "address of the SOCKS5 proxy (clients: ALL_PROXY=socks5://<it>) with --mysql-backend")
+	fs.StringVar(&f.tlsCACert, "tls-ca-cert", "", "PEM file of a CA certificate: the proxy then serves HTTPS (CONNECT) to simulated endpoints with certificates this CA issues and requires client certificates it signed (with --tls-ca-key)")
+	fs.StringVar(&f.tlsCAKey, "tls-ca-key", "", "PEM file of the private key of --tls-ca-cert")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if (f.tlsCACert == "") != (f.tlsCAKey == "") {
+		return nil, errors.New("--tls-ca-cert and --tls-ca-key go together")
 	}
 	if f.realistic {
 		f.timings = overrideSet(fs, simulator.RealisticTimings(), f.timings)
@@ -148,15 +155,21 @@ func run(ctx context.Context, f *flags) error {
 		}
 	}
 	log := klog.FromContext(ctx)
+	var ca *simulator.TLSAuthority
+	if f.tlsCACert != "" {
+		if ca, err = simulator.LoadTLSAuthority(f.tlsCACert, f.tlsCAKey); err != nil {
+			return err
+		}
+	}
 	sim, err := simulator.New(simulator.Config{
 		Kube: kube, Dynamic: dyn, Namespace: f.namespace, Listen: f.listen, ExtraListen: extra,
-		Options: f.opts, TickInterval: f.tick, MySQLBackend: f.mysql, SOCKSListen: f.socks,
+		Options: f.opts, TickInterval: f.tick, MySQLBackend: f.mysql, SOCKSListen: f.socks, TLS: ca,
 	}, log)
 	if err != nil {
 		return err
 	}
 	log.Info("tidb-simulator starting", "proxy", sim.URL(), "addresses", sim.Addrs(), "timings", f.opts.Timings,
 		"regions", f.opts.RegionCount, "maxReplicas", f.opts.MaxReplicas, "ticdcTables", f.opts.TiCDCTables,
-		"socks5", sim.SOCKSAddr(), "mysqlBackend", f.mysql)
+		"socks5", sim.SOCKSAddr(), "mysqlBackend", f.mysql, "tls", ca != nil)
 	return sim.Run(ctx)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
-// NewApplier returns the write layer over deps' client, recorder and caches.
+// NewApplier returns the write layer over deps' clients, recorder and caches.
 func NewApplier(deps *Dependencies) *apply.Applier {
 	return apply.NewApplier(deps.KubeClient, deps.Recorder, apply.Caches{
 		Services:        deps.ServiceLister,
@@ -23,7 +23,7 @@ func NewApplier(deps *Dependencies) *apply.Applier {
 		ServiceAccounts: deps.ServiceAccountLister,
 		Roles:           deps.RoleLister,
 		RoleBindings:    deps.RoleBindingLister,
-	})
+	}).WithClusters(deps.Clientset)
 }
 
 // NewEnv returns what the TidbCluster members are built from: deps' write

@@ -86,7 +86,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		PDUnreachable: c.pdUnreachable, Leader: c.leader, Members: []api.Member{}, Stores: []api.Store{},
 		TiDBServers: []api.TiDBServer{}, Schedulers: c.schedulerNames(), Faults: c.faultList(),
 		TiFlashReplicas: c.tiflashReplicaList(), Captures: c.captureList(), TiProxyServers: c.tiproxyList(),
-		PumpNodes: c.pumpList(), LeaderChanges: c.leaderChangeList(),
+		PumpNodes: c.pumpList(), LeaderChanges: c.leaderChangeList(), TLS: c.tlsSnapshot(),
 		Config: api.ClusterConfig{
 			MaxReplicas: c.replication.MaxReplicas, RegionCount: c.regionCount,
 			LocationLabels: append([]string{}, c.replication.LocationLabels...), EnablePlacementRules: c.replication.EnablePlacementRules,

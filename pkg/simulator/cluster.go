@@ -26,8 +26,10 @@ type Cluster struct {
 	log    klog.Logger
 	domain string
 	// tcDomain is spec.clusterDomain of the TidbCluster; it wins over the simulator's default domain.
-	tcDomain    string
-	hasTC       bool
+	tcDomain string
+	hasTC    bool
+	// tls is what TLS the cluster speaks (spec.tlsCluster.enabled) and what it was asked over it (tls.go).
+	tls         clusterTLS
 	pods        map[string]PodObservation
 	lastAdvance time.Time
 
@@ -124,8 +126,10 @@ func (c *Cluster) observe(obs ClusterObservation, now time.Time) {
 	}
 	c.hasTC = obs.TidbCluster != nil
 	c.tcDomain = ""
+	c.tls.enabled = false
 	if obs.TidbCluster != nil {
 		c.tcDomain = obs.TidbCluster.ClusterDomain
+		c.tls.enabled = obs.TidbCluster.TLSCluster
 		c.adoptLocationLabels(obs.TidbCluster.PDLocationLabels)
 	}
 	c.advanceBy(now, 0)

@@ -64,6 +64,8 @@ type PodObservation struct {
 // TidbClusterInfo is what the simulator reads from a TidbCluster object, when the CRD exists.
 type TidbClusterInfo struct {
 	ClusterDomain string
+	// TLSCluster is spec.tlsCluster.enabled: the cluster's endpoints speak TLS only.
+	TLSCluster bool
 	// PDLocationLabels are replication.location-labels of spec.pd.config, which PD starts with.
 	PDLocationLabels []string
 }

@@ -62,15 +62,16 @@ func (c *Cluster) syncMembers() {
 	}
 }
 
-// clientURL is the client URL the member advertises: http://<pod>.<tc>-pd-peer.<ns>.svc[.<domain>]:2379.
-// Addresses are derived when rendered, so they follow the TidbCluster's clusterDomain whenever it is seen.
+// clientURL is the client URL the member advertises: http[s]://<pod>.<tc>-pd-peer.<ns>.svc[.<domain>]:2379
+// (https when the cluster speaks TLS). Addresses are derived when rendered, so they follow the
+// TidbCluster's clusterDomain whenever it is seen.
 func (c *Cluster) clientURL(m *pdMember) string {
-	return "http://" + c.podHost(m.name, ComponentPD) + ":" + pdClientPort
+	return c.tls.scheme() + "://" + c.podHost(m.name, ComponentPD) + ":" + pdClientPort
 }
 
 // peerURL is the peer URL the member advertises (port 2380).
 func (c *Cluster) peerURL(m *pdMember) string {
-	return "http://" + c.podHost(m.name, ComponentPD) + ":2380"
+	return c.tls.scheme() + "://" + c.podHost(m.name, ComponentPD) + ":2380"
 }
 
 // memberRunning reports whether the member's pd-server process runs (its pod, same identity, is Running).

@@ -20,7 +20,9 @@ import (
 //   - plain requests whose Host header is a simulated address (extra --listen addresses, curl --resolve);
 //   - plain requests to `/sim/v1/...`: the admin API.
 //
-// CONNECT (HTTPS through the proxy) is answered 501: TLS is not simulated.
+// CONNECT (HTTPS through the proxy) is served with the TLSAuthority set by SetTLSAuthority (tls.go), and
+// answered 501 without one. The endpoints of a cluster whose TidbCluster has spec.tlsCluster.enabled
+// refuse plain HTTP, as TLS-only servers do.
 type Server struct {
 	reg   *Registry
 	clock clock.Clock
@@ -36,6 +38,8 @@ type Server struct {
 	// pump serves Pump's port 8250.
 	pump  http.Handler
 	admin *http.ServeMux
+	// tls terminates CONNECT tunnels; nil: TLS is not simulated.
+	tls *TLSAuthority
 }
 
 // NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
@@ -69,7 +73,7 @@ func stateOf(r *http.Request) *reqState {
 // ServeHTTP dispatches one request; see Server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
-		writeText(w, http.StatusNotImplemented, "simulator: TLS not simulated; use plain http:// addresses\n")
+		s.serveConnect(w, r)
 		return
 	}
 	viaProxy := r.URL.IsAbs()
@@ -77,10 +81,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if viaProxy {
 		host = r.URL.Host
 		if r.URL.Scheme != "http" {
-			writeText(w, http.StatusNotImplemented, "simulator: TLS not simulated; use plain http:// addresses\n")
+			writeText(w, http.StatusNotImplemented, "simulator: send https:// requests through the proxy with CONNECT\n")
 			return
 		}
 	}
+	s.dispatch(w, r, host, viaProxy)
+}
+
+// dispatch serves one request to host (host:port), plain or inside a TLS tunnel.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, host string, viaProxy bool) {
 	if viaProxy && s.servePodIP(w, r, host) {
 		return
 	}
@@ -111,8 +120,17 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, viaProxy boo
 // handler under the registry lock, buffering the answer.
 func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, viaProxy bool) {
 	var act faultAction
-	if !s.reg.withCluster(t.key, false, func(c *Cluster) { act = c.matchFaults(t.component(), r) }) {
+	admitted := true
+	if !s.reg.withCluster(t.key, false, func(c *Cluster) {
+		if admitted = c.admitScheme(t.component(), r); admitted {
+			act = c.matchFaults(t.component(), r)
+		}
+	}) {
 		connectFailure(w, viaProxy, t.hostport, fmt.Sprintf("no simulated TiDB cluster %s (no pod, PVC or TidbCluster of it is known)", t.key))
+		return
+	}
+	if !admitted {
+		writeText(w, http.StatusBadRequest, "Client sent an HTTP request to an HTTPS server.\n")
 		return
 	}
 	if act.delay > 0 {

@@ -49,6 +49,9 @@ type Config struct {
 	MySQLBackend string
 	// SOCKSListen is the SOCKS5 proxy's address (default 127.0.0.1:0), used with MySQLBackend.
 	SOCKSListen string
+	// TLS, when set, is the CA with which the proxy terminates HTTPS (CONNECT) to simulated endpoints and
+	// checks client certificates (tls.go); nil: CONNECT is refused and only plain HTTP is simulated.
+	TLS *TLSAuthority
 }
 
 // Simulator is a running simulator: a Registry fed by a Watcher and served by a Server on listeners.
@@ -90,6 +93,7 @@ func New(cfg Config, log klog.Logger) (*Simulator, error) {
 		server:  NewServer(reg, cfg.Clock, log),
 		watcher: NewWatcher(reg, cfg.Kube, cfg.Namespace, tcs, log),
 	}
+	s.server.SetTLSAuthority(cfg.TLS)
 	for _, addr := range append([]string{cfg.Listen}, cfg.ExtraListen...) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {

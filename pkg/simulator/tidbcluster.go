@@ -115,7 +115,8 @@ func (t *tidbClusterWatch) lookup(key ClusterKey) *TidbClusterInfo {
 		if k, ok := tidbClusterKey(obj); ok && k == key {
 			u := obj.(*unstructured.Unstructured)
 			domain, _, _ := unstructured.NestedString(u.Object, "spec", "clusterDomain")
-			return &TidbClusterInfo{ClusterDomain: domain, PDLocationLabels: pdLocationLabels(u)}
+			tls, _, _ := unstructured.NestedBool(u.Object, "spec", "tlsCluster", "enabled")
+			return &TidbClusterInfo{ClusterDomain: domain, TLSCluster: tls, PDLocationLabels: pdLocationLabels(u)}
 		}
 	}
 	return nil

@@ -72,13 +72,15 @@ func StatusURL(namespace, tcName, podName string, opts Options) string {
 // it (shared with the PD control, so one TLS cache serves the cluster).
 type HTTPClients = podhttp.HTTPClients
 
-// client is the Client over HTTP.
-type client struct{ pods *podhttp.Client }
+// client is the Client over HTTP; upgrade sends the smooth-upgrade switch
+// (upgrade.go), which TiDB may hold for about 10 s.
+type client struct{ pods, upgrade *podhttp.Client }
 
 // NewClient returns a Client that sends through httpClients and bounds each request by timeout
 // (DefaultTimeout when ≤ 0).
 func NewClient(httpClients HTTPClients, timeout time.Duration) Client {
-	return &client{pods: podhttp.NewClient(httpClients, timeout, DefaultTimeout, maxBodyBytes)}
+	return &client{pods: podhttp.NewClient(httpClients, timeout, DefaultTimeout, maxBodyBytes),
+		upgrade: podhttp.NewClient(httpClients, max(timeout, UpgradeTimeout), UpgradeTimeout, maxBodyBytes)}
 }
 
 // GetHealth implements Client.

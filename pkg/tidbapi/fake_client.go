@@ -9,7 +9,7 @@ import (
 
 // Call is one recorded FakeClient call.
 type Call struct {
-	// Method is "GetHealth", "GetInfo" or "SetLabels".
+	// Method is "GetHealth", "GetInfo", "SetLabels", "StartUpgrade" or "FinishUpgrade".
 	Method                     string
 	Namespace, TCName, PodName string
 	Options                    Options

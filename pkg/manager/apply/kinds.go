@@ -13,6 +13,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 )
 
 // Applier applies each kind an Owner (a TidbCluster, a TidbMonitor, …) owns and does the operator's
@@ -28,6 +30,8 @@ type Applier struct {
 	serviceAccountLister corelisters.ServiceAccountLister
 	roleLister           rbaclisters.RoleLister
 	roleBindingLister    rbaclisters.RoleBindingLister
+	// clusters writes TidbCluster metadata (tidbcluster.go); nil until WithClusters.
+	clusters versioned.Interface
 }
 
 // Caches are the listers an Applier reads live objects from; a nil lister

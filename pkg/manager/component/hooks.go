@@ -158,3 +158,19 @@ func configStrategy(tc *v1alpha1.TidbCluster, comp Component) v1alpha1.ConfigUpd
 	}
 	return defaulting.NewComponentAccessor(tc, defaulting.Component(comp.Name())).ConfigUpdateStrategy()
 }
+
+// RolloutGuard components hold a cluster-wide switch for the length of a
+// rollout (TiDB's smooth upgrade pauses user DDL while its servers run
+// mixed versions; tidb/smoothupgrade.go). Whatever it begins it records on
+// the TidbCluster, so that an operator restart still ends it.
+type RolloutGuard interface {
+	// BeginRollout is called before every restart the planner plans (not a
+	// forced one, which skips every preparation), before PreUpgradePod,
+	// with the pod about to restart and the StatefulSet this sync applies.
+	// It returns nil once the pod may restart, a flow.RequeueError to wait.
+	BeginRollout(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev1.Pod, desired *appsv1.StatefulSet) error
+	// EndRollout is called on every sync in which every pod runs the
+	// update revision and is available, so it must be cheap (no API call)
+	// when no rollout was begun. An error ends the component's sync.
+	EndRollout(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}

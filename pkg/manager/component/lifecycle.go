@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/planner"
 	"github.com/kubetidb/tidb-operator/pkg/names"
@@ -69,6 +70,9 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 		return err
 	}
 	switch action.Kind {
+	if err := m.endRollout(ctx, st, observed); err != nil {
+		return err
+	}
 	case planner.Wait:
 		return flow.Requeue("%s", action.Reason)
 	case planner.ScaleOut:
@@ -83,6 +87,9 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 		action.Replicas, action.Partition = kept, min(action.Partition, kept)
 	case planner.UpgradePod:
 		if p, ok := m.comp.(UpgradePreparer); ok {
+		if err := m.beginRollout(ctx, st, action.Ordinal); err != nil {
+			return err
+		}
 			if err := p.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
 				return err
 			}
@@ -119,6 +126,7 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 		c.Force = f.ForceUpgrade(tc)
 	}
 	health, _ := m.comp.(HealthChecker)
+	c.ForceIfOldDown = ForceUpgradeAsked(tc)
 	// Unpartitioned, the planner sees every old pod as not yet restarting
 	// (partition = replicas): its one restart applies the template, and the
 	// StatefulSet controller then restarts the pods, the planner waiting on
@@ -256,6 +264,14 @@ func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
 }
 
 // PodReady reports whether p is Ready and not being deleted.
+// ForceUpgradeAsked reports whether tc carries the TiDB Operator's
+// tidb.pingcap.com/force-upgrade: "true": every component's rollout that
+// would wait for a pod still on the old revision restarts every pod at
+// once instead, without the pre-restart hooks (planner ForceIfOldDown).
+func ForceUpgradeAsked(tc *v1alpha1.TidbCluster) bool {
+	return tc.Annotations[label.AnnForceUpgradeKey] == "true"
+}
+
 func PodReady(p *corev1.Pod) bool {
 	if p.DeletionTimestamp != nil {
 		return false

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
-	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
@@ -42,12 +42,17 @@ func (c *Component) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 }
 
 // PreUpgradePod hands leadership away when the pod to restart leads,
-// preferring a member already restarted (a higher ordinal).
+// preferring a member already restarted (a higher ordinal). With
+// tidb.pingcap.com/pd-check-quorum-before-upgrade it first waits until PD
+// keeps a quorum without the member (quorumGate).
 func (c *Component) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	if !tc.Status.PD.Synced {
 		return flow.Requeue("PD must answer before a member restarts")
 	}
 	member := names.Pod(tc.Name, names.PD, ordinal)
+	if why := quorumGate(tc, member); why != "" {
+		return flow.Requeue("%s", why)
+	}
 	if tc.Status.PD.Leader.Name != member {
 		return nil
 	}
@@ -112,7 +117,7 @@ func (c *Component) ForceUpgrade(tc *v1alpha1.TidbCluster) bool {
 	if tc.Status.PD.Synced {
 		return false
 	}
-	return tc.Annotations[label.AnnForceUpgradeKey] == "true" || tc.Spec.PD.Replicas < 2
+	return component.ForceUpgradeAsked(tc) || tc.Spec.PD.Replicas < 2
 }
 
 func (c *Component) client(tc *v1alpha1.TidbCluster) pdapi.Client {

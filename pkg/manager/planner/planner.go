@@ -16,6 +16,12 @@
 //   - A rollout restarts one pod at a time from the highest ordinal down
 //     and only while every other pod is Ready and healthy, so at most one
 //     member is ever unavailable because of the operator.
+//   - Force (TC annotation tidb.pingcap.com/force-upgrade) never waits
+//     for a pod still on the old revision: a rollout held by such a pod
+//     becomes a ForceUpgrade, because the old revision is what keeps it
+//     down and only the new one can fix it. A restarted pod that is
+//     unavailable still holds the rollout, because forcing more pods onto
+//     a revision that has not come up could take them all down.
 //   - Cross-component order PD → TiKV → TiDB: a component does not start
 //     restarting pods while a component it depends on is scaling or
 //     upgrading (the caller passes that as Component.BlockedBy).
@@ -80,6 +86,11 @@ type Component struct {
 	ScaleInStep int32
 	// Force restarts every pod at once (PD that cannot start on its config).
 	Force bool
+	// ForceIfOldDown turns a rollout that would wait for a pod still on the
+	// old revision (missing, not Ready or unhealthy) into a ForceUpgrade
+	// (the TC annotation tidb.pingcap.com/force-upgrade: "true"). Waits for
+	// restarted pods and for BlockedBy still hold.
+	ForceIfOldDown bool
 	// BlockedBy, when not empty, says why pods may not restart now (a
 	// component this one depends on is scaling or upgrading).
 	BlockedBy string
@@ -166,7 +177,8 @@ func planRollout(c Component, keep Action) Action {
 	for o := c.Replicas - 1; o >= 0; o-- {
 		p, ok := c.Pods[o]
 		if !ok || !p.Exists {
-			return wait(keep, "pod ordinal %d does not exist yet", o)
+			// below the partition a missing pod comes back on the old revision
+			return waitOrForce(c, keep, o < c.Partition, "pod ordinal %d does not exist yet", o)
 		}
 		if p.Updated {
 			if !p.Available() {
@@ -179,13 +191,24 @@ func planRollout(c Component, keep Action) Action {
 		}
 		for other := int32(0); other < o; other++ {
 			if q := c.Pods[other]; !q.Available() {
-				return wait(keep, "pod ordinal %d must be available before ordinal %d restarts", other, o)
+				return waitOrForce(c, keep, !q.Updated, "pod ordinal %d must be available before ordinal %d restarts", other, o)
 			}
 		}
 		return Action{Kind: UpgradePod, Ordinal: o, Replicas: c.Replicas, Partition: o,
 			Reason: fmt.Sprintf("restarting pod ordinal %d on the new revision", o)}
 	}
 	return Action{Kind: Nothing, Replicas: c.Replicas, Partition: c.Replicas, Reason: "every pod runs the new revision"}
+}
+
+// waitOrForce waits for the reason given, unless the wait is for a pod on
+// the old revision (oldPod) and c.ForceIfOldDown: then every pod restarts.
+func waitOrForce(c Component, keep Action, oldPod bool, format string, args ...any) Action {
+	why := fmt.Sprintf(format, args...)
+	if oldPod && c.ForceIfOldDown {
+		return Action{Kind: ForceUpgrade, Replicas: c.Replicas, Partition: 0,
+			Reason: "force upgrade: restarting every pod, as waiting cannot help (" + why + ")"}
+	}
+	return wait(keep, "%s", why)
 }
 
 func wait(keep Action, format string, args ...any) Action {

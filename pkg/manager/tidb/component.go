@@ -67,6 +67,7 @@ var (
 	_ component.ScaleOutStepper   = (*Component)(nil)
 	_ component.FailoverHandler   = (*Component)(nil)
 	_ component.PodMaintainer     = (*Component)(nil)
+	_ component.RolloutGuard      = (*Component)(nil)
 )
 
 // Name is "tidb".

@@ -28,8 +28,12 @@ const (
 // it adds an evict-leader scheduler and records the start on the pod, then
 // waits until the store holds no leader or spec.tikv.evictLeaderTimeout
 // passed. A single-store cluster has nowhere to move leaders and restarts
-// at once.
+// at once. With tidb.pingcap.com/tikv-check-all-stores-up-before-upgrade
+// it first waits until every store is Up (allStoresUpGate).
 func (c *Component) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
+	if why := allStoresUpGate(tc); why != "" {
+		return flow.Requeue("%s", why)
+	}
 	podName := names.Pod(tc.Name, names.TiKV, ordinal)
 	store, ok := c.Of(tc, podName)
 	if !ok || tc.Spec.TiKV.Replicas < 2 || store.LeaderCount == 0 {

@@ -55,6 +55,19 @@ type ClusterState struct {
 	// LeaderChanges are the latest changes of the PD leader, oldest first, each with its cause, so a test
 	// tells a transfer asked for through PD's API from an election after the leader's pod stopped.
 	LeaderChanges []LeaderChange `json:"leaderChanges"`
+	// TLS says whether the cluster's endpoints speak TLS only and counts the requests they received.
+	TLS TLSStats `json:"tls"`
+}
+
+// TLSStats are the TLS facts of one simulated cluster.
+type TLSStats struct {
+	// Enabled: the TidbCluster has spec.tlsCluster.enabled, so its endpoints refuse plain HTTP.
+	Enabled bool `json:"enabled"`
+	// Requests counts the requests served over TLS, by component ("pd", "tikv", "tidb", ...); each came
+	// with a client certificate the simulator's CA signed (the handshake refuses any other).
+	Requests map[string]uint64 `json:"requests"`
+	// PlainRefused counts plain HTTP requests refused because the cluster speaks TLS only.
+	PlainRefused uint64 `json:"plainRefused"`
 }
 
 // Causes of a PD leader change (LeaderChange.Cause).
