@@ -58,6 +58,7 @@ func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 		forced["security.cert-path"] = tlsDir + "/tls.crt"
 		forced["security.key-path"] = tlsDir + "/tls.key"
 	}
+	dashboardTLSConfig(tc, forced)
 	cfg, err := component.RenderConfig(pd.Config, forced)
 	if err != nil {
 		return nil, err
@@ -99,6 +100,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: tlsVolume, MountPath: tlsDir, ReadOnly: true})
 		extra = append(extra, component.TLSVolume(tlsVolume, names.ClusterSecret(tc.Name, names.PD)))
 	}
+	extra = append(extra, dashboardTLSVolume(tc, &main)...)
 	return component.NewStatefulSet(tc, component.PodSpec{
 		Component:             names.PD,
 		ServiceName:           names.Peer(tc.Name, names.PD),

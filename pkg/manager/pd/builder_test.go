@@ -35,6 +35,11 @@ func TestBuilderGolden(t *testing.T) {
 		"tls": func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}
 		},
+		// TiDB serves MySQL over TLS: PD's dashboard gets the TiDB client certificate.
+		"tls-tidb-client": func(tc *v1alpha1.TidbCluster) {
+			tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}
+			tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{Enabled: true}}
+		},
 		"service-and-volumes": func(tc *v1alpha1.TidbCluster) {
 			np := "pd-client"
 			tc.Spec.PD.Service = &v1alpha1.ServiceSpec{Type: corev1.ServiceTypeNodePort, PortName: &np,
