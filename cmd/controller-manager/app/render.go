@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,12 +25,15 @@ import (
 
 // renderMain implements `tidb-controller-manager render -f tc.yaml`: it
 // prints, as YAML, every object the operator would create for each
-// TidbCluster in the file, offline, with the operator's own builders.
+// TidbCluster in the file, then for each TidbMonitor, TidbDashboard,
+// TidbNGMonitoring and TidbInitializer, offline, with the operator's own
+// builders.
 func renderMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("f", "", "TidbCluster YAML file to render ('-' for standard input).")
+	file := fs.String("f", "", "YAML file of TidbClusters (and TidbMonitors, TidbDashboards, TidbNGMonitorings, TidbInitializers) to render: a file, a directory of *.yaml files, or '-' for standard input.")
 	image := fs.String("tidb-discovery-image", OperatorImage(), "Image of the discovery Deployment.")
+	jobImage := fs.String("tidb-backup-manager-image", OperatorImage(), "Image of the TidbInitializer Job.")
 	namespace := fs.String("namespace", "default", "Namespace of clusters whose YAML names none.")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -38,35 +42,44 @@ func renderMain(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintln(stderr, "render: -f is required")
 		return 2
 	}
-	clusters, err := readClusters(*file)
+	in, err := readInput(*file)
 	if err != nil {
 		_, _ = fmt.Fprintln(stderr, "render:", err)
 		return 1
 	}
-	for _, tc := range clusters {
-		if tc.Namespace == "" {
-			tc.Namespace = *namespace
-		}
+	in.setNamespace(*namespace)
+	// The other kinds are built from the clusters as the API holds them,
+	// before renderCluster defaults them in place.
+	others, err := in.renderOthers(*jobImage)
+	if err != nil {
+		_, _ = fmt.Fprintln(stderr, "render:", err)
+		return 1
+	}
+	for _, tc := range in.clusters {
 		if err := renderCluster(stdout, tc, *image); err != nil {
 			_, _ = fmt.Fprintf(stderr, "render %s: %v\n", tc.Name, err)
+			return 1
+		}
+	}
+	for _, o := range others {
+		if err := writeYAML(stdout, o); err != nil {
+			_, _ = fmt.Fprintln(stderr, "render:", err)
 			return 1
 		}
 	}
 	return 0
 }
 
-func readClusters(path string) ([]*v1alpha1.TidbCluster, error) {
-	var raw []byte
-	var err error
-	if path == "-" {
-		raw, err = io.ReadAll(os.Stdin)
-	} else {
-		raw, err = os.ReadFile(path)
-	}
+// readInput reads path (see readFileOrDir) and decodes
+// each document of a kind render builds; other kinds are skipped. It errors
+// on an unreadable file, a document that does not decode strictly, or a
+// file with nothing to render.
+func readInput(path string) (*input, error) {
+	raw, err := readFileOrDir(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []*v1alpha1.TidbCluster
+	in := &input{}
 	for _, doc := range bytes.Split(raw, []byte("\n---")) {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
@@ -75,25 +88,46 @@ func readClusters(path string) ([]*v1alpha1.TidbCluster, error) {
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
 			return nil, err
 		}
-		if meta.Kind != "TidbCluster" {
-			continue
+		if err := in.add(meta.Kind, doc); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", meta.Kind, err)
 		}
-		tc := &v1alpha1.TidbCluster{}
-		if err := yaml.UnmarshalStrict(doc, tc); err != nil {
-			return nil, fmt.Errorf("decode TidbCluster: %w", err)
-		}
-		if err := checkSpecFields(doc); err != nil {
-			return nil, fmt.Errorf("decode TidbCluster: %w", err)
-		}
-		out = append(out, tc)
 	}
-	if len(out) == 0 {
-		return nil, errors.New("no TidbCluster in the input")
+	if in.empty() {
+		return nil, errors.New("no TidbCluster, TidbMonitor, TidbDashboard, TidbNGMonitoring or TidbInitializer in the input")
 	}
-	return out, nil
+	return in, nil
 }
 
-// checkSpecFields rejects unknown fields in the spec of doc. A TidbCluster
+// readFileOrDir returns standard input for "-", the file at path, or, for
+// a directory, its *.yaml and *.yml files in name order as one stream of
+// documents (as `kubectl apply -f <dir>` takes them).
+func readFileOrDir(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	info, err := os.Stat(path)
+	if err != nil || !info.IsDir() {
+		return os.ReadFile(path)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []byte
+	for _, e := range entries {
+		if e.IsDir() || (!strings.HasSuffix(e.Name(), ".yaml") && !strings.HasSuffix(e.Name(), ".yml")) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(path, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		all = append(append(all, "\n---\n"...), b...)
+	}
+	return all, nil
+}
+
+// checkSpecFields rejects unknown fields in the spec of a TidbCluster doc. A TidbCluster
 // reads its own JSON (it tolerates an unreadable spec, see
 // v1alpha1.DecodeError), so a strict decoder's rule does not reach inside
 // it; the spec type has no such reader and is decoded strictly here.

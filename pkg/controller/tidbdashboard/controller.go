@@ -42,15 +42,16 @@ func NewController(deps *controller.Dependencies) (*Controller, error) {
 		},
 		List:       func() ([]*v1alpha1.TidbDashboard, error) { return lister.List(labels.Everything()) },
 		ClusterRef: dashboard.ClusterRef,
-		Request:    request,
+		Request:    NewRequest,
 		WriteStatus: func(ctx context.Context, td *v1alpha1.TidbDashboard, st workload.Status) error {
 			return writeStatus(ctx, client, td, st)
 		},
 	})
 }
 
-// request describes one sync of td.
-func request(td *v1alpha1.TidbDashboard) workload.Request {
+// NewRequest describes one sync of td for the workload Syncer; render
+// builds td's objects through its Build.
+func NewRequest(td *v1alpha1.TidbDashboard) workload.Request {
 	s := td.Status
 	r := workload.Request{
 		Owner:           td,

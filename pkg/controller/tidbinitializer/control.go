@@ -81,7 +81,7 @@ func (c *Control) Sync(ctx context.Context, ti *v1alpha1.TidbInitializer) error 
 }
 
 func (c *Control) desiredStatus(ctx context.Context, ti *v1alpha1.TidbInitializer) (v1alpha1.TidbInitializerStatus, error) {
-	if msg := validate(ti); msg != "" {
+	if msg := Validate(ti); msg != "" {
 		return c.pending(ti, ReasonFailedValidation, msg), flow.Ignore(fmt.Errorf("TidbInitializer %s/%s: %s", ti.Namespace, ti.Name, msg))
 	}
 	name := names.Initializer(ti.Spec.Cluster.Name)
@@ -110,15 +110,16 @@ func (c *Control) desiredStatus(ctx context.Context, ti *v1alpha1.TidbInitialize
 		klog.FromContext(ctx).V(2).Info("waiting for a healthy TiDB before the initializer Job", "tidbinitializer", klog.KObj(ti))
 		return pendingStatus(&ti.Status, "", "", c.now()), nil
 	}
-	created, err := c.createJob(ctx, ti, newJob(ti, tc, c.image))
+	created, err := c.createJob(ctx, ti, NewJob(ti, tc, c.image))
 	if err != nil {
 		return ti.Status, err
 	}
 	return mirrorStatus(created), nil
 }
 
-// validate returns why ti's spec cannot be acted on, or "".
-func validate(ti *v1alpha1.TidbInitializer) string {
+// Validate returns why ti's spec cannot be acted on, or "". It is pure:
+// the controller and render both call it before building the Job.
+func Validate(ti *v1alpha1.TidbInitializer) string {
 	switch {
 	case ti.DecodeError != nil:
 		return "unreadable spec: " + ti.DecodeError.Error()

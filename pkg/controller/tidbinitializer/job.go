@@ -130,12 +130,12 @@ func jobVolumes(ti *v1alpha1.TidbInitializer, tc *v1alpha1.TidbCluster) ([]corev
 	return vols, mounts
 }
 
-// newJob builds the Job `<tc>-tidb-initializer` of ti for tc, running
+// NewJob builds the Job `<tc>-tidb-initializer` of ti for tc, running
 // Command in image: backoffLimit 0 (the program waits for TiDB itself, and a
 // failed run is retried by deleting the Job), restartPolicy Never, no
 // service account token (the program never calls the API), controlled by
 // ti. Pure.
-func newJob(ti *v1alpha1.TidbInitializer, tc *v1alpha1.TidbCluster, image string) *batchv1.Job {
+func NewJob(ti *v1alpha1.TidbInitializer, tc *v1alpha1.TidbCluster, image string) *batchv1.Job {
 	vols, mounts := jobVolumes(ti, tc)
 	pull := corev1.PullIfNotPresent
 	if ti.Spec.ImagePullPolicy != nil {

@@ -34,8 +34,8 @@ func TestJobGolden(t *testing.T) {
 	t.Parallel()
 	tls := newCluster(true)
 	tls.Spec.TiDB.TLSClient = &v1alpha1.TiDBTLSClient{Enabled: true}
-	golden.Assert(t, "minimal", newJob(newInitializer(), newCluster(true), testImage))
-	golden.Assert(t, "full", newJob(fullInitializer(), tls, testImage))
+	golden.Assert(t, "minimal", NewJob(newInitializer(), newCluster(true), testImage))
+	golden.Assert(t, "full", NewJob(fullInitializer(), tls, testImage))
 }
 
 func TestJobArgsAndEnv(t *testing.T) {
@@ -86,7 +86,7 @@ func TestJobArgsAndEnv(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			job := newJob(c.ti, c.tc, testImage)
+			job := NewJob(c.ti, c.tc, testImage)
 			ctr := job.Spec.Template.Spec.Containers[0]
 			if !slices.Equal(ctr.Args, c.args) {
 				t.Errorf("args %v, want %v", ctr.Args, c.args)
@@ -112,7 +112,7 @@ func TestJobArgsAndEnv(t *testing.T) {
 // the operator and the program rely on.
 func TestJobIdentity(t *testing.T) {
 	t.Parallel()
-	job := newJob(newInitializer(), newCluster(true), testImage)
+	job := NewJob(newInitializer(), newCluster(true), testImage)
 	if job.Name != "demo-tidb-initializer" || job.Namespace != "ns" {
 		t.Errorf("Job %s/%s, want ns/demo-tidb-initializer", job.Namespace, job.Name)
 	}

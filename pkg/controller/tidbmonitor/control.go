@@ -72,7 +72,7 @@ func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	defer batch.Flush(c.recorder, tm)
 	status := tm.Status.DeepCopy()
 	status.ObservedGeneration = tm.Generation
-	if problem := validate(tm); problem != "" {
+	if problem := Validate(tm); problem != "" {
 		c.reports.once(tm, corev1.EventTypeWarning, ReasonFailedValidation, problem)
 		setCondition(status, tm, ConditionInvalid, true, ReasonFailedValidation, problem)
 		setCondition(status, tm, ConditionReady, false, ReasonFailedValidation, problem)
@@ -105,8 +105,9 @@ func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	return c.writeStatus(ctx, tm, status)
 }
 
-// validate returns what makes tm unusable, or "".
-func validate(tm *v1alpha1.TidbMonitor) string {
+// Validate returns what makes tm unusable, or "". It is pure: the
+// controller and render both call it before building the objects.
+func Validate(tm *v1alpha1.TidbMonitor) string {
 	switch {
 	case tm.DecodeError != nil:
 		return fmt.Sprintf("spec cannot be read: %v", tm.DecodeError)
@@ -162,49 +163,43 @@ func (c *Control) targets(tm *v1alpha1.TidbMonitor) []monitor.Target {
 	return out
 }
 
-// apply writes every object of tm in dependency order (identity, then
-// configuration, then Services, then the StatefulSets that use them) and
-// returns the live StatefulSets.
+// apply writes every object of tm in the order of monitor.Desired.Objects
+// (identity, then configuration, then Services, then the StatefulSets that
+// use them), deletes the shards no longer desired, and returns the live
+// StatefulSets. Objects that cannot be built are an IgnoreError.
 func (c *Control) apply(ctx context.Context, tm *v1alpha1.TidbMonitor, targets []monitor.Target) ([]*appsv1.StatefulSet, error) {
-	if _, err := c.applier.ServiceAccount(ctx, tm, monitor.NewServiceAccount(tm)); err != nil {
-		return nil, err
-	}
-	if _, err := c.applier.Role(ctx, tm, monitor.NewRole(tm)); err != nil {
-		return nil, err
-	}
-	if _, err := c.applier.RoleBinding(ctx, tm, monitor.NewRoleBinding(tm)); err != nil {
-		return nil, err
-	}
-	cm, err := monitor.NewConfigMap(tm, targets)
+	d, err := monitor.NewDesired(tm, targets)
 	if err != nil {
 		return nil, flow.Ignore(err)
 	}
-	if _, err := c.applier.ConfigMap(ctx, tm, cm); err != nil {
+	if _, err := c.applier.ServiceAccount(ctx, tm, d.ServiceAccount); err != nil {
 		return nil, err
 	}
-	if tm.Spec.Grafana != nil {
-		if _, err := c.applier.ConfigMap(ctx, tm, monitor.NewGrafanaConfigMap(tm)); err != nil {
+	if _, err := c.applier.Role(ctx, tm, d.Role); err != nil {
+		return nil, err
+	}
+	if _, err := c.applier.RoleBinding(ctx, tm, d.RoleBinding); err != nil {
+		return nil, err
+	}
+	for _, cm := range d.ConfigMaps {
+		if _, err := c.applier.ConfigMap(ctx, tm, cm); err != nil {
 			return nil, err
 		}
 	}
-	for _, svc := range monitor.NewServices(tm) {
+	for _, svc := range d.Services {
 		if _, err := c.applier.Service(ctx, tm, svc); err != nil {
 			return nil, err
 		}
 	}
-	desired, err := monitor.NewStatefulSets(tm, targets)
-	if err != nil {
-		return nil, flow.Ignore(err)
-	}
-	live := make([]*appsv1.StatefulSet, 0, len(desired))
-	for _, sts := range desired {
+	live := make([]*appsv1.StatefulSet, 0, len(d.StatefulSets))
+	for _, sts := range d.StatefulSets {
 		got, err := c.applier.StatefulSet(ctx, tm, sts)
 		if err != nil {
 			return nil, err
 		}
 		live = append(live, got)
 	}
-	if err := c.deleteStaleShards(ctx, tm, desired); err != nil {
+	if err := c.deleteStaleShards(ctx, tm, d.StatefulSets); err != nil {
 		return nil, err
 	}
 	return live, nil

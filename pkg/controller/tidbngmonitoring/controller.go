@@ -43,15 +43,16 @@ func NewController(deps *controller.Dependencies) (*Controller, error) {
 		},
 		List:       func() ([]*v1alpha1.TidbNGMonitoring, error) { return lister.List(labels.Everything()) },
 		ClusterRef: ngmonitoring.ClusterRef,
-		Request:    request,
+		Request:    NewRequest,
 		WriteStatus: func(ctx context.Context, tngm *v1alpha1.TidbNGMonitoring, st workload.Status) error {
 			return writeStatus(ctx, client, tngm, st)
 		},
 	})
 }
 
-// request describes one sync of tngm.
-func request(tngm *v1alpha1.TidbNGMonitoring) workload.Request {
+// NewRequest describes one sync of tngm for the workload Syncer; render
+// builds tngm's objects through its Build.
+func NewRequest(tngm *v1alpha1.TidbNGMonitoring) workload.Request {
 	s := tngm.Status
 	r := workload.Request{
 		Owner: tngm,

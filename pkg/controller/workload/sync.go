@@ -274,3 +274,19 @@ func StatusPatch(uid types.UID, status any) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Objects lists d in the order a sync writes it: Services, the ConfigMap
+// (when there is one), the StatefulSet.
+func (d Desired) Objects() []metav1.Object {
+	out := make([]metav1.Object, 0, len(d.Services)+2)
+	for _, svc := range d.Services {
+		out = append(out, svc)
+	}
+	if d.ConfigMap != nil {
+		out = append(out, d.ConfigMap)
+	}
+	if d.StatefulSet != nil {
+		out = append(out, d.StatefulSet)
+	}
+	return out
+}
