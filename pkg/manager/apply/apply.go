@@ -51,6 +51,9 @@ type ops[T object] struct {
 	// drifted reports live values that differ from desired although the hash
 	// matches (fields others may change, such as replicas); may be nil.
 	drifted func(live, desired T) bool
+	// adopt, for kinds with a pod template, marks desired when the write
+	// keeps live's template (adoptTemplate); merge then leaves it; may be nil.
+	adopt func(live, desired T) bool
 }
 
 // Hash returns the hex sha256 of v's JSON, shortened to 16 characters.
@@ -79,13 +82,16 @@ func metaOf(o metav1.Object) ownedMeta {
 // controlled by something other than owner.
 func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner, desired T, o ops[T]) (T, error) {
 	var zero T
-	hash, err := Hash(o.owned(desired))
-	if err != nil {
-		return zero, err
+	live, err := o.get(desired.GetNamespace(), desired.GetName())
+	if err == nil && o.adopt != nil {
+		o.adopt(live, desired) // marks desired: keep live's pod template
+	}
+	hash, hashErr := Hash(o.owned(desired))
+	if hashErr != nil {
+		return zero, hashErr
 	}
 	setOwner(desired, owner)
 	annotate(desired, AnnAppliedHash, hash)
-	live, err := o.get(desired.GetNamespace(), desired.GetName())
 	if apierrors.IsNotFound(err) {
 		created, createErr := o.create(ctx, desired)
 		if !apierrors.IsAlreadyExists(createErr) || o.fetch == nil {
@@ -109,11 +115,12 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 	}
 	adopted := metav1.GetControllerOf(live) != nil
 	if adopted && live.GetAnnotations()[AnnAppliedHash] == hash && !labelsDrifted(live, desired) &&
-		(o.drifted == nil || !o.drifted(live, desired)) {
+		!hasStaleAnnotations(live, desired) && (o.drifted == nil || !o.drifted(live, desired)) {
 		return live, nil
 	}
 	merged := o.merge(live.DeepCopyObject().(T), desired)
 	mergeMeta(merged, desired)
+	dropStaleAnnotations(merged, desired)
 	setOwner(merged, owner)
 	updated, err := o.update(ctx, merged)
 	recordEvent(ctx, rec, owner, "Update", o.kind, desired.GetName(), err)

@@ -142,7 +142,9 @@ func (a *Applier) ConfigMap(ctx context.Context, owner Owner, desired *corev1.Co
 }
 
 // StatefulSet creates or updates desired. Updates send replicas, update
-// strategy and pod template only: selector, service name, pod management
+// strategy and pod template only (the live template is kept when it means
+// the same as desired's and was not applied by us: a takeover, see
+// adoptTemplate): selector, service name, pod management
 // policy and volume claim templates are immutable and kept as they are.
 // Replicas and partition changed by someone else are put back.
 func (a *Applier) StatefulSet(ctx context.Context, owner Owner, desired *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
@@ -172,8 +174,13 @@ func (a *Applier) StatefulSet(ctx context.Context, owner Owner, desired *appsv1.
 		merge: func(live, d *appsv1.StatefulSet) *appsv1.StatefulSet {
 			live.Spec.Replicas = d.Spec.Replicas
 			live.Spec.UpdateStrategy = d.Spec.UpdateStrategy
-			live.Spec.Template = d.Spec.Template
+			if d.Annotations[AnnAdoptedTemplate] == "" {
+				live.Spec.Template = d.Spec.Template
+			}
 			return live
+		},
+		adopt: func(live, d *appsv1.StatefulSet) bool {
+			return adoptTemplate(live, d, &live.Spec.Template, &d.Spec.Template, false)
 		},
 		drifted: func(live, d *appsv1.StatefulSet) bool {
 			return !equality.Semantic.DeepEqual(live.Spec.Replicas, d.Spec.Replicas) ||
@@ -189,7 +196,8 @@ func partition(s *appsv1.StatefulSet) *int32 {
 	return nil
 }
 
-// Deployment creates or updates desired (the discovery Deployment).
+// Deployment creates or updates desired (the discovery Deployment); a live
+// template of another operator that means the same is kept (adoptTemplate).
 func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
 	c := a.kube.AppsV1().Deployments(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.Deployment]{
@@ -213,8 +221,16 @@ func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.D
 			}{metaOf(d), d.Spec.Replicas, d.Spec.Strategy, d.Spec.Template}
 		},
 		merge: func(live, d *appsv1.Deployment) *appsv1.Deployment {
-			live.Spec.Replicas, live.Spec.Strategy, live.Spec.Template = d.Spec.Replicas, d.Spec.Strategy, d.Spec.Template
+			live.Spec.Replicas, live.Spec.Strategy = d.Spec.Replicas, d.Spec.Strategy
+			if d.Annotations[AnnAdoptedTemplate] == "" {
+				live.Spec.Template = d.Spec.Template
+			}
 			return live
+		},
+		// The one Deployment applied is discovery's: its image, the
+		// operator's own, serves the same protocol as the TiDB Operator's.
+		adopt: func(live, d *appsv1.Deployment) bool {
+			return adoptTemplate(live, d, &live.Spec.Template, &d.Spec.Template, true)
 		},
 		drifted: func(live, d *appsv1.Deployment) bool {
 			return !equality.Semantic.DeepEqual(live.Spec.Replicas, d.Spec.Replicas)

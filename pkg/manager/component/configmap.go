@@ -83,8 +83,10 @@ func (m *Manager) sameAsInUse(namespace, name string, data map[string]string) bo
 }
 
 // EqualConfigData compares ConfigMap data: every TOML key (tomlKey) by
-// meaning (key order, spacing and quoting aside), every other key byte for
-// byte.
+// meaning (key order, spacing and quoting aside), the start script by the
+// server command line it builds (sameScriptMeaning), every other key byte
+// for byte. So the ConfigMap another operator (the TiDB Operator v1) made
+// for the same cluster is kept, and its pods are not restarted.
 func EqualConfigData(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -97,6 +99,7 @@ func EqualConfigData(a, b map[string]string) bool {
 		case va == vb:
 		case tomlKey(k) && strings.TrimSpace(va) == strings.TrimSpace(vb):
 		case tomlKey(k) && equalTOML(va, vb):
+		case k == StartScriptKey && sameScriptMeaning(va, vb):
 		default:
 			return false
 		}

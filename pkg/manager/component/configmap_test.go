@@ -40,10 +40,14 @@ func TestEqualConfigDataComparesEveryTOMLKeyByMeaning(t *testing.T) {
 	script := map[string]string{
 		"config_templ.toml": live["config_templ.toml"],
 		"proxy_templ.toml":  live["proxy_templ.toml"],
-		"startup-script":    "#!/bin/sh\n\nexec tiflash\n",
+		"startup-script":    "#!/bin/sh\n\nexec tiflash --log-level=debug\n",
 	}
 	if EqualConfigData(live, script) {
-		t.Error("a start script is compared loosely; it must be byte for byte")
+		t.Error("a start script passing another flag compares equal")
+	}
+	script["startup-script"] = "#!/bin/sh\n# the same server, the same flags\n\nexec tiflash\n"
+	if !EqualConfigData(live, script) {
+		t.Error("a start script differing only in comments and blank lines compares unequal")
 	}
 }
 

@@ -87,6 +87,7 @@ func (m *Manager) steps() []step {
 		{"services", m.syncServices},
 		{"configmap", m.syncConfigMap},
 		{"build", m.build},
+		{"takeover", m.takeover},
 		{"create", m.createIfMissing},
 		{"maintenance", m.maintain},
 		{"failover", m.failover},

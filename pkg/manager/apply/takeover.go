@@ -1,0 +1,145 @@
+package apply
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Annotations the TiDB Operator v1 leaves on the objects it applied: the
+// JSON of the last applied spec (StatefulSets, Services) and of the
+// discovery Deployment's pod template. Nothing of ours reads them; the
+// first write after a takeover removes them from the object (never from a
+// pod template, whose change would restart the pods).
+const (
+	AnnV1LastApplied            = "pingcap.com/last-applied-configuration"
+	AnnV1LastAppliedPodTemplate = "pingcap.com/last-applied-podtemplate"
+)
+
+// AnnAdoptedTemplate marks a StatefulSet or Deployment whose pod template
+// was kept as another operator left it, because it means the same as ours:
+// its value is the hash of the template we would have written. While our
+// template keeps that hash, the live one stays; once ours changes (a real
+// change), ours is written, the pods roll, and the mark goes.
+const AnnAdoptedTemplate = "tidb.kubetidb.io/adopted-template"
+
+// staleAnnotations are removed from an object's own annotations when it is
+// written, unless the desired object sets them.
+var staleAnnotations = []string{AnnV1LastApplied, AnnV1LastAppliedPodTemplate, AnnAdoptedTemplate}
+
+// hasStaleAnnotations reports a stale annotation on live that desired does
+// not set: the object needs one write to drop it.
+func hasStaleAnnotations(live, desired metav1.Object) bool {
+	for _, k := range staleAnnotations {
+		if _, ok := live.GetAnnotations()[k]; ok {
+			if _, keep := desired.GetAnnotations()[k]; !keep {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dropStaleAnnotations removes from obj the stale annotations desired does
+// not set.
+func dropStaleAnnotations(obj, desired metav1.Object) {
+	ann := obj.GetAnnotations()
+	for _, k := range staleAnnotations {
+		if _, keep := desired.GetAnnotations()[k]; !keep {
+			delete(ann, k)
+		}
+	}
+	obj.SetAnnotations(ann)
+}
+
+// adoptTemplate decides whether the write of desired keeps live's pod
+// template: when live carries the mark for desired's template, or when
+// live was never applied by us and its template means the same
+// (SameTemplateMeaning). It then marks desired and returns true.
+func adoptTemplate(live, desired metav1.Object, liveT, desiredT *corev1.PodTemplateSpec, ignoreImages bool) bool {
+	h, err := Hash(desiredT)
+	if err != nil {
+		return false
+	}
+	switch ann := live.GetAnnotations(); {
+	case ann[AnnAdoptedTemplate] == h:
+	case ann[AnnAppliedHash] == "" && SameTemplateMeaning(liveT, desiredT, ignoreImages):
+	default:
+		return false
+	}
+	annotate(desired, AnnAdoptedTemplate, h)
+	return true
+}
+
+// SameTemplateMeaning reports whether a live pod template runs the same
+// pods as desired: the same containers (by name, in order), each with the
+// same environment, mounts and ports in any order, the same volumes in any
+// order, and every field desired sets equal in live. Fields desired leaves
+// unset are the API server's defaults and are not compared; annotations and
+// labels only live has (another operator's) are kept and not compared.
+// ignoreImages leaves container images out (the discovery Deployment, whose
+// image serves the same protocol whichever operator made it).
+func SameTemplateMeaning(live, desired *corev1.PodTemplateSpec, ignoreImages bool) bool {
+	l, d := normalizedTemplate(live, ignoreImages), normalizedTemplate(desired, ignoreImages)
+	if !sameShape(l.Spec.InitContainers, d.Spec.InitContainers) || !sameShape(l.Spec.Containers, d.Spec.Containers) ||
+		len(l.Spec.Volumes) != len(d.Spec.Volumes) {
+		return false
+	}
+	return equality.Semantic.DeepDerivative(d, l)
+}
+
+// sameShape compares containers by name and the number of their lists.
+func sameShape(live, desired []corev1.Container) bool {
+	if len(live) != len(desired) {
+		return false
+	}
+	for i := range live {
+		l, d := live[i], desired[i]
+		if l.Name != d.Name || len(l.Env) != len(d.Env) || len(l.VolumeMounts) != len(d.VolumeMounts) ||
+			len(l.Ports) != len(d.Ports) || len(l.Command) != len(d.Command) || len(l.Args) != len(d.Args) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizedTemplate returns a copy of t with its lists in one order.
+func normalizedTemplate(t *corev1.PodTemplateSpec, ignoreImages bool) *corev1.PodTemplateSpec {
+	t = t.DeepCopy()
+	delete(t.Annotations, AnnV1LastApplied)
+	slices.SortFunc(t.Spec.Volumes, func(a, b corev1.Volume) int { return cmp.Compare(a.Name, b.Name) })
+	for _, cs := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
+		for i := range cs {
+			normalizeContainer(&cs[i], ignoreImages)
+		}
+	}
+	return t
+}
+
+func normalizeContainer(c *corev1.Container, ignoreImages bool) {
+	if ignoreImages {
+		c.Image = ""
+	}
+	if !envRefersToEnv(c.Env) {
+		slices.SortFunc(c.Env, func(a, b corev1.EnvVar) int { return cmp.Compare(a.Name, b.Name) })
+	}
+	slices.SortFunc(c.VolumeMounts, func(a, b corev1.VolumeMount) int { return cmp.Compare(a.MountPath, b.MountPath) })
+	slices.SortFunc(c.Ports, func(a, b corev1.ContainerPort) int {
+		return cmp.Or(cmp.Compare(a.ContainerPort, b.ContainerPort), cmp.Compare(a.Protocol, b.Protocol))
+	})
+}
+
+// envRefersToEnv reports a value built from another variable ($(NAME)):
+// then the order of the variables matters.
+func envRefersToEnv(env []corev1.EnvVar) bool {
+	for _, e := range env {
+		if strings.Contains(e.Value, "$(") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,136 @@
+package apply
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+)
+
+// v1Template is a pod template as another operator wrote it: env in
+// another order, fields the API server defaults filled in, its own
+// annotation on the template.
+func v1Template() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/component": "pd"},
+			Annotations: map[string]string{"prometheus.io/port": "2379", AnnV1LastApplied: "{}"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
+				Env: []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "SET_NAME", Value: "basic-pd"}, {Name: "TZ", Value: "UTC"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/pd"}, {Name: "annotations", MountPath: "/etc/podinfo"}},
+				TerminationMessagePath: "/dev/termination-log", ImagePullPolicy: corev1.PullIfNotPresent}},
+			Volumes:       []corev1.Volume{{Name: "config"}, {Name: "annotations"}},
+			RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: "default-scheduler",
+		},
+	}
+}
+
+// ourTemplate is the same template as we build it.
+func ourTemplate() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/component": "pd"},
+			Annotations: map[string]string{"prometheus.io/port": "2379"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
+				Env:          []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "TZ", Value: "UTC"}, {Name: "SET_NAME", Value: "basic-pd"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "annotations", MountPath: "/etc/podinfo"}, {Name: "config", MountPath: "/etc/pd"}}}},
+			Volumes: []corev1.Volume{{Name: "annotations"}, {Name: "config"}},
+		},
+	}
+}
+
+func TestSameTemplateMeaning(t *testing.T) {
+	t.Parallel()
+	v1, ours := v1Template(), ourTemplate()
+	if !SameTemplateMeaning(&v1, &ours, false) {
+		t.Fatal("order, API defaults and the other operator's annotation must not count as a difference")
+	}
+	for name, change := range map[string]func(*corev1.PodTemplateSpec){
+		"image":      func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "pingcap/pd:v8.5.1" },
+		"env value":  func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Env[1].Value = "Asia/Tokyo" },
+		"env added":  func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "X"}) },
+		"volume":     func(p *corev1.PodTemplateSpec) { p.Spec.Volumes = p.Spec.Volumes[:1] },
+		"annotation": func(p *corev1.PodTemplateSpec) { p.Annotations["prometheus.io/port"] = "2380" },
+		"container":  func(p *corev1.PodTemplateSpec) { p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "slowlog"}) },
+	} {
+		changed := ourTemplate()
+		change(&changed)
+		if SameTemplateMeaning(&v1, &changed, false) {
+			t.Errorf("%s changed: must count as a difference", name)
+		}
+	}
+	img := ourTemplate()
+	img.Spec.Containers[0].Image = "other"
+	if !SameTemplateMeaning(&v1, &img, true) {
+		t.Error("ignoreImages: an image difference must not count")
+	}
+}
+
+// TestTakeoverKeepsAnEquivalentTemplateOnce takes over a StatefulSet the
+// TiDB Operator v1 wrote: the first apply keeps its template, drops its
+// last-applied annotation and records ours; the next apply writes
+// nothing, a scale writes replicas but keeps the template, and a real
+// change writes our template and drops the mark.
+func TestTakeoverKeepsAnEquivalentTemplateOnce(t *testing.T) {
+	t.Parallel()
+	a, kube, informers := newFakeApplier()
+	ctx := context.Background()
+	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
+	three := int32(3)
+	v1 := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns",
+			Annotations: map[string]string{AnnV1LastApplied: `{"replicas":3}`, "team": "db"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1alpha1.SchemeGroupVersion.WithKind("TidbCluster"))}},
+		Spec: appsv1.StatefulSetSpec{Replicas: &three, Template: v1Template()},
+	}
+	live, err := kube.AppsV1().StatefulSets("ns").Create(ctx, v1, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexer := informers.Apps().V1().StatefulSets().Informer().GetIndexer()
+	desired := func(replicas int32, image string) *appsv1.StatefulSet {
+		d := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns"},
+			Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Template: ourTemplate()}}
+		d.Spec.Template.Spec.Containers[0].Image = image
+		return d
+	}
+	step := func(d *appsv1.StatefulSet) *appsv1.StatefulSet {
+		t.Helper()
+		if err := indexer.Add(live); err != nil {
+			t.Fatal(err)
+		}
+		got, err := a.StatefulSet(ctx, owner, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	live = step(desired(3, "pingcap/pd:v8.5.0"))
+	if _, ok := live.Annotations[AnnV1LastApplied]; ok || live.Annotations["team"] != "db" {
+		t.Fatalf("annotations after takeover %v: v1's last-applied must go, foreign ones stay", live.Annotations)
+	}
+	if _, ok := live.Spec.Template.Annotations[AnnV1LastApplied]; !ok || live.Spec.Template.Spec.RestartPolicy == "" {
+		t.Fatal("the equivalent v1 template must be kept as it was (a template change restarts pods)")
+	}
+	writes := len(kube.Actions())
+	live = step(desired(3, "pingcap/pd:v8.5.0"))
+	if n := len(kube.Actions()); n != writes {
+		t.Fatalf("converged after takeover: %d more actions, want none", n-writes)
+	}
+	live = step(desired(4, "pingcap/pd:v8.5.0"))
+	if *live.Spec.Replicas != 4 || live.Spec.Template.Spec.RestartPolicy == "" {
+		t.Fatal("a scale-out after takeover must keep the adopted template")
+	}
+	live = step(desired(4, "pingcap/pd:v8.5.1"))
+	if live.Spec.Template.Spec.Containers[0].Image != "pingcap/pd:v8.5.1" || live.Spec.Template.Spec.RestartPolicy != "" {
+		t.Fatal("a real change must write our template")
+	}
+	if _, ok := live.Annotations[AnnAdoptedTemplate]; ok {
+		t.Fatal("the adoption mark must go with the real change")
+	}
+}
