@@ -69,10 +69,10 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 	if err := m.guardDeletingVolumes(st, observed, action); err != nil {
 		return err
 	}
-	switch action.Kind {
 	if err := m.endRollout(ctx, st, observed); err != nil {
 		return err
 	}
+	switch action.Kind {
 	case planner.Wait:
 		return flow.Requeue("%s", action.Reason)
 	case planner.ScaleOut:
@@ -86,10 +86,10 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 		}
 		action.Replicas, action.Partition = kept, min(action.Partition, kept)
 	case planner.UpgradePod:
-		if p, ok := m.comp.(UpgradePreparer); ok {
 		if err := m.beginRollout(ctx, st, action.Ordinal); err != nil {
 			return err
 		}
+		if p, ok := m.comp.(UpgradePreparer); ok {
 			if err := p.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
 				return err
 			}
@@ -125,8 +125,8 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 	if f, ok := m.comp.(ForceUpgrader); ok {
 		c.Force = f.ForceUpgrade(tc)
 	}
-	health, _ := m.comp.(HealthChecker)
 	c.ForceIfOldDown = ForceUpgradeAsked(tc)
+	health, _ := m.comp.(HealthChecker)
 	// Unpartitioned, the planner sees every old pod as not yet restarting
 	// (partition = replicas): its one restart applies the template, and the
 	// StatefulSet controller then restarts the pods, the planner waiting on
@@ -263,7 +263,6 @@ func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
 	return out, nil
 }
 
-// PodReady reports whether p is Ready and not being deleted.
 // ForceUpgradeAsked reports whether tc carries the TiDB Operator's
 // tidb.pingcap.com/force-upgrade: "true": every component's rollout that
 // would wait for a pod still on the old revision restarts every pod at
@@ -272,6 +271,7 @@ func ForceUpgradeAsked(tc *v1alpha1.TidbCluster) bool {
 	return tc.Annotations[label.AnnForceUpgradeKey] == "true"
 }
 
+// PodReady reports whether p is Ready and not being deleted.
 func PodReady(p *corev1.Pod) bool {
 	if p.DeletionTimestamp != nil {
 		return false
