@@ -51,6 +51,7 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 	}
 	templateChanged := live.Annotations[AnnTemplateHash] != st.desired.Annotations[AnnTemplateHash]
 	observed := m.observePlan(tc, live, pods, templateChanged)
+	observed.Desired += m.spareReplicas(ctx, tc, pods) // volume replacement (volumereplace.go)
 	// observe computed the phase from the StatefulSet as it was before this
 	// sync applies a new template: a rollout about to start is an Upgrade
 	// already, or the status would call the new generation rolled out.

@@ -16,7 +16,7 @@ import (
 var MaintenanceAnnotations = []string{
 	label.AnnTiKVEvictLeader, label.AnnTiKVEvictLeaderExpiration,
 	label.AnnPDTransferLeader, label.AnnPDTransferLeaderExpiration,
-	label.AnnTiDBGracefulShutdown,
+	label.AnnTiDBGracefulShutdown, label.AnnReplaceVolume,
 }
 
 // maintain lets a PodMaintainer act on its pods' maintenance annotations.

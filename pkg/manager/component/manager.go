@@ -90,6 +90,7 @@ func (m *Manager) steps() []step {
 		{"takeover", m.takeover},
 		{"create", m.createIfMissing},
 		{"maintenance", m.maintain},
+		{"volume replace", m.replaceVolumes},
 		{"failover", m.failover},
 		{"scale and upgrade", m.lifecycle},
 		{"apply", m.apply},
@@ -196,7 +197,7 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 			klog.FromContext(ctx).Info("could not observe members", "err", err)
 		}
 	}
-	status.Phase = phase(m.comp.Replicas(tc)+m.failoverReplicas(tc), live)
+	status.Phase = phase(m.comp.Replicas(tc)+m.failoverReplicas(tc)+m.observedSpares(ctx, st), live)
 	return nil
 }
 

@@ -162,10 +162,17 @@ func storageClass(pvc *corev1.PersistentVolumeClaim) string {
 func (m *Manager) resize(ctx context.Context, st *syncState, claims []liveClaim) (*metav1.Condition, error) {
 	var refused, expanding []string
 	next := int32(-1)
+	replace := PVCReplaceEnabled(st.tc)
 	for _, c := range claims {
 		switch {
+		case c.needsReplace() && replace:
+			continue // replaced with the member's volumes (volumereplacepvc.go)
 		case c.shrink():
-			refused = append(refused, fmt.Sprintf("PVC %s cannot shrink from %s to %s", c.pvc.Name, c.request.String(), c.want.String()))
+			refused = append(refused, fmt.Sprintf("PVC %s cannot shrink from %s to %s (spec.enablePVCReplace replaces it)",
+				c.pvc.Name, c.request.String(), c.want.String()))
+		case c.classChanged():
+			refused = append(refused, fmt.Sprintf("PVC %s cannot move from StorageClass %q to %q (spec.enablePVCReplace replaces it)",
+				c.pvc.Name, storageClass(c.pvc), c.wantSC))
 		case c.asked() && !c.grown() && !c.capacity.IsZero():
 			expanding = append(expanding, c.pvc.Name)
 		case !c.asked() && next < 0:

@@ -56,7 +56,7 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 			"%s store %s of %s is Tombstone; removing the pod (its PVCs are kept)", l.kind.Label, store.ID, pod)
 		return nil
 	}
-	if err := l.checkStoresLeft(ctx, tc, store); err != nil {
+	if err := l.checkStoresLeft(ctx, tc, store, "FailedScaleIn"); err != nil {
 		return err
 	}
 	if err := l.Client(tc).DeleteStore(ctx, id); err != nil {
@@ -94,8 +94,8 @@ func (l *Lifecycle) scaleInWithoutStore(tc *v1alpha1.TidbCluster, pod string) er
 // TiKV stores; TiFlash needs as many TiFlash stores as the largest TiFlash
 // replica count of any table, and — PD's own rule, counting every Up store
 // of either engine — max-replicas stores in all. A refusal is a Warning
-// FailedScaleIn and a wait of 30s.
-func (l *Lifecycle) checkStoresLeft(ctx context.Context, tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore) error {
+// event of reason (FailedScaleIn, ReplaceVolumeRefused) and a wait of 30s.
+func (l *Lifecycle) checkStoresLeft(ctx context.Context, tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore, reason string) error {
 	left := func(up int) int {
 		if store.State == pdapi.StoreStateNameUp {
 			up--
@@ -110,25 +110,25 @@ func (l *Lifecycle) checkStoresLeft(ctx context.Context, tc *v1alpha1.TidbCluste
 	maxReplicas := int(min(cfg.Replication.MaxReplicas, 1<<20)) //nolint:gosec // clamped
 	if !l.kind.TiFlash {
 		if up := left(l.UpStores(tc)); up < maxReplicas {
-			return l.refuse(tc, store, fmt.Sprintf("%d Up TiKV stores would remain, PD keeps %d replicas", up, maxReplicas))
+			return l.refuse(tc, store, reason, fmt.Sprintf("%d Up TiKV stores would remain, PD keeps %d replicas", up, maxReplicas))
 		}
 		return nil
 	}
 	if up := left(UpStores(&tc.Status.TiKV) + UpStores(&tc.Status.TiFlash)); up < maxReplicas {
-		return l.refuse(tc, store, fmt.Sprintf("%d Up stores would remain in all, PD keeps %d replicas", up, maxReplicas))
+		return l.refuse(tc, store, reason, fmt.Sprintf("%d Up stores would remain in all, PD keeps %d replicas", up, maxReplicas))
 	}
 	need, err := client.MaxTiFlashReplicas(ctx)
 	if err != nil {
 		return fmt.Errorf("read TiFlash placement rules: %w", err)
 	}
 	if up := left(l.UpStores(tc)); up < need {
-		return l.refuse(tc, store, fmt.Sprintf("%d Up TiFlash stores would remain, a table has %d TiFlash replicas", up, need))
+		return l.refuse(tc, store, reason, fmt.Sprintf("%d Up TiFlash stores would remain, a table has %d TiFlash replicas", up, need))
 	}
 	return nil
 }
 
-func (l *Lifecycle) refuse(tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore, why string) error {
+func (l *Lifecycle) refuse(tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore, reason, why string) error {
 	msg := fmt.Sprintf("cannot remove %s store %s of %s: %s", l.kind.Label, store.ID, store.PodName, why)
-	l.recorder.Event(tc, corev1.EventTypeWarning, "FailedScaleIn", msg)
+	l.recorder.Event(tc, corev1.EventTypeWarning, reason, msg)
 	return flow.RequeueAfter(30*time.Second, "%s", msg)
 }
