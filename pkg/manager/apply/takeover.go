@@ -2,6 +2,7 @@ package apply
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strings"
 
@@ -142,4 +143,12 @@ func envRefersToEnv(env []corev1.EnvVar) bool {
 		}
 	}
 	return false
+}
+
+// DeleteConfigMap deletes the ConfigMap name under the preconditions pre
+// (nil: none), for the reason given; one already gone is not an error.
+// Callers must have made sure no pod template mounts it.
+func (a *Applier) DeleteConfigMap(ctx context.Context, owner Owner, name string, pre *metav1.Preconditions, reason string) error {
+	err := a.kube.CoreV1().ConfigMaps(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
+	return a.recordDelete(ctx, owner, "ConfigMap", name, reason, err)
 }

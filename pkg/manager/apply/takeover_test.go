@@ -20,8 +20,8 @@ func v1Template() corev1.PodTemplateSpec {
 			Annotations: map[string]string{"prometheus.io/port": "2379", AnnV1LastApplied: "{}"}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
-				Env: []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "SET_NAME", Value: "basic-pd"}, {Name: "TZ", Value: "UTC"}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/pd"}, {Name: "annotations", MountPath: "/etc/podinfo"}},
+				Env:                    []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "SET_NAME", Value: "basic-pd"}, {Name: "TZ", Value: "UTC"}},
+				VolumeMounts:           []corev1.VolumeMount{{Name: "config", MountPath: "/etc/pd"}, {Name: "annotations", MountPath: "/etc/podinfo"}},
 				TerminationMessagePath: "/dev/termination-log", ImagePullPolicy: corev1.PullIfNotPresent}},
 			Volumes:       []corev1.Volume{{Name: "config"}, {Name: "annotations"}},
 			RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: "default-scheduler",
@@ -50,12 +50,16 @@ func TestSameTemplateMeaning(t *testing.T) {
 		t.Fatal("order, API defaults and the other operator's annotation must not count as a difference")
 	}
 	for name, change := range map[string]func(*corev1.PodTemplateSpec){
-		"image":      func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "pingcap/pd:v8.5.1" },
-		"env value":  func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Env[1].Value = "Asia/Tokyo" },
-		"env added":  func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "X"}) },
+		"image":     func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "pingcap/pd:v8.5.1" },
+		"env value": func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Env[1].Value = "Asia/Tokyo" },
+		"env added": func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "X"})
+		},
 		"volume":     func(p *corev1.PodTemplateSpec) { p.Spec.Volumes = p.Spec.Volumes[:1] },
 		"annotation": func(p *corev1.PodTemplateSpec) { p.Annotations["prometheus.io/port"] = "2380" },
-		"container":  func(p *corev1.PodTemplateSpec) { p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "slowlog"}) },
+		"container": func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "slowlog"})
+		},
 	} {
 		changed := ourTemplate()
 		change(&changed)
@@ -83,7 +87,7 @@ func TestTakeoverKeepsAnEquivalentTemplateOnce(t *testing.T) {
 	three := int32(3)
 	v1 := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns",
-			Annotations: map[string]string{AnnV1LastApplied: `{"replicas":3}`, "team": "db"},
+			Annotations:     map[string]string{AnnV1LastApplied: `{"replicas":3}`, "team": "db"},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1alpha1.SchemeGroupVersion.WithKind("TidbCluster"))}},
 		Spec: appsv1.StatefulSetSpec{Replicas: &three, Template: v1Template()},
 	}

@@ -40,7 +40,9 @@ const ConfigVolumeName = "config"
 // restart). RollingUpdate names it by a hash of its data, so a change gives
 // a new name and rolls the pods — except when the data is semantically equal
 // to what the pods already mount, so that reformatting TOML or switching the
-// strategy restarts nothing.
+// strategy restarts nothing. A mounted ConfigMap another operator wrote (a
+// takeover) that means the same is kept untouched; once a real change has
+// rolled every pod off it, it is deleted (collectForeignConfigMaps).
 func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 	tc := st.tc
 	data, err := m.comp.ConfigData(tc)
@@ -55,6 +57,9 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 	name := names.Member(tc.Name, m.comp.Name())
 	strategy := configStrategy(tc, m.comp)
 	switch {
+	case inUse != "" && m.sameAsInUse(tc.Namespace, inUse, data) && m.foreignConfigMap(tc.Namespace, inUse):
+		st.configMap = inUse // another operator's, meaning the same: adopted as it is
+		return m.collectForeignConfigMaps(ctx, st)
 	case inUse != "" && m.sameAsInUse(tc.Namespace, inUse, data):
 		name = inUse
 	case strategy == v1alpha1.ConfigUpdateStrategyRollingUpdate:
@@ -70,7 +75,7 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 		return err
 	}
 	st.configMap = name
-	return nil
+	return m.collectForeignConfigMaps(ctx, st)
 }
 
 // sameAsInUse reports whether the mounted ConfigMap holds the same config.
