@@ -63,6 +63,10 @@ type CLIConfig struct {
 	DetectNodeFailure bool
 	// PodHardRecoveryPeriod is how long a failure lasts before host-down.
 	PodHardRecoveryPeriod time.Duration
+	// RestartToDeleteStoreGap is how long a failed member's pod, restarted
+	// by auto-failure-recovery, must have run before its PD member or store
+	// is deleted (10m, the TiDB Operator's constant; no flag: tests shorten it).
+	RestartToDeleteStoreGap time.Duration
 	// TiDBBackupManagerImage runs backup and restore jobs.
 	TiDBBackupManagerImage string
 	// TiDBDiscoveryImage runs the per-cluster discovery Deployment.
@@ -92,6 +96,7 @@ func DefaultCLIConfig() *CLIConfig {
 		TiDBFailoverPeriod:      5 * time.Minute,
 		TiFlashFailoverPeriod:   5 * time.Minute,
 		PodHardRecoveryPeriod:   24 * time.Hour,
+		RestartToDeleteStoreGap: 10 * time.Minute,
 		TiDBBackupManagerImage:  "pingcap/tidb-backup-manager:latest",
 		TiDBDiscoveryImage:      "pingcap/tidb-operator:latest",
 		ManagePersistentVolumes: true,

@@ -50,6 +50,10 @@ func NewEnv(deps *Dependencies) *component.Env {
 			names.PD: cfg.PDFailoverPeriod, names.TiKV: cfg.TiKVFailoverPeriod,
 			names.TiDB: cfg.TiDBFailoverPeriod, names.TiFlash: cfg.TiFlashFailoverPeriod,
 		},
+		NodeFailure: component.NodeFailureConfig{
+			Detect: cfg.DetectNodeFailure, HardRecoveryPeriod: cfg.PodHardRecoveryPeriod,
+			RestartGap: cfg.RestartToDeleteStoreGap,
+		},
 		DiscoveryImage:  cfg.TiDBDiscoveryImage,
 		VolumeModifying: cfg.VolumeModifying,
 		Peers:           &component.Peers{},

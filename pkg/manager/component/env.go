@@ -51,6 +51,8 @@ type Env struct {
 	// each component (--<component>-failover-period), 5m when absent.
 	AutoFailover    bool
 	FailoverPeriods map[string]time.Duration
+	// NodeFailure is --detect-node-failure and what goes with it (§8.4).
+	NodeFailure NodeFailureConfig
 	// DiscoveryImage is --tidb-discovery-image.
 	DiscoveryImage string
 	// VolumeModifying is the feature gate of that name: PVCs follow a

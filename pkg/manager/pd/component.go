@@ -28,13 +28,14 @@ type Component struct {
 	writer   *apply.Applier
 	recorder record.EventRecorder
 	meta     *Meta
+	hosts    *component.NodeFailure
 }
 
 // New returns the PD component over env: it reaches PD through env.PD,
 // stamps transitions with env.Clock and deletes through env.Writer.
 func New(env *component.Env) *Component {
 	return &Component{pd: env.PD, clock: env.Clock, failover: env.Failover(names.PD), writer: env.Writer, recorder: env.Recorder,
-		meta: NewMeta(env)}
+		meta: NewMeta(env), hosts: component.NewNodeFailure(env)}
 }
 
 var (

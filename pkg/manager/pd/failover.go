@@ -32,7 +32,9 @@ func (c *Component) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
 // volume, so the StatefulSet recreates it empty and it joins again as a new
 // member; one extra member is added meanwhile. It recovers (the extra
 // member leaves through the normal scale-in) once every desired member is
-// healthy. One step per sync.
+// healthy. One step per sync. With --detect-node-failure a failed member
+// on a down host is marked so, and with the cluster's auto-failure-recovery
+// annotation its pod is restarted elsewhere first (failover_hostdown.go).
 func (c *Component) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	s := &tc.Status.PD
 	if err := c.removeOrphanMembers(ctx, tc); err != nil {
@@ -61,10 +63,13 @@ func (c *Component) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 			delete(s.FailureMembers, name)
 			continue
 		}
+		if ready, err := c.hostDown(ctx, tc, name); err != nil || !ready {
+			return err
+		}
 		if !hasQuorum {
 			return flow.Requeue("PD failover of %s waits: %d of %d PD members healthy, more than half needed", name, healthy, members)
 		}
-		return c.replaceMember(ctx, tc, name, f)
+		return c.replaceMember(ctx, tc, name, s.FailureMembers[name])
 	}
 	if !hasQuorum || c.FailoverReplicas(tc) >= component.MaxFailover(tc.Spec.PD.MaxFailoverCount) {
 		return nil
@@ -86,7 +91,8 @@ func (c *Component) markFailure(tc *v1alpha1.TidbCluster) error {
 		if s.FailureMembers == nil {
 			s.FailureMembers = map[string]v1alpha1.PDFailureMember{}
 		}
-		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: name, MemberID: m.ID, CreatedAt: metav1.NewTime(now)}
+		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: name, MemberID: m.ID, CreatedAt: metav1.NewTime(now),
+			PVCUIDSet: c.hosts.PVCUIDs(tc, name)}
 		c.recorder.Eventf(tc, corev1.EventTypeWarning, "PDMemberUnhealthy", "PD member %s is unhealthy; it will be replaced", name)
 		return flow.Requeue("PD member %s failed; replacing it", name)
 	}
@@ -106,12 +112,7 @@ func (c *Component) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster,
 	if err != nil {
 		return err
 	}
-	pvc := names.PVC(dataVolume, tc.Name, names.PD, ordinal)
-	why := "failover of PD member " + name
-	if err := c.writer.DeletePVC(ctx, tc, pvc, nil, why); err != nil {
-		return err
-	}
-	if err := c.writer.DeletePod(ctx, tc, name, nil, why); err != nil {
+	if err := c.deletePodAndData(ctx, tc, name, names.PVC(dataVolume, tc.Name, names.PD, ordinal), f); err != nil {
 		return err
 	}
 	f.MemberDeleted = true
