@@ -118,6 +118,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: ready && healthy, Owner: p.Name == owner,
 			Labels: c.tidbLabelsOf(p), LabelWrites: c.tidbLabelWrites[p.Name]})
 	}
+	st.TiDBUpgrade = c.tidbUpgradeState()
 	return st
 }
 

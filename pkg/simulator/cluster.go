@@ -69,6 +69,8 @@ type Cluster struct {
 	tidbLabels map[string]*tidbServerLabels
 	// tidbLabelWrites counts the accepted POST /labels per TiDB pod name.
 	tidbLabelWrites map[string]int
+	// tidbUpgrade is TiDB's smooth-upgrade state and the switch requests (tidb_upgrade.go).
+	tidbUpgrade tidbUpgrade
 
 	faults        []*fault
 	nextFaultID   int

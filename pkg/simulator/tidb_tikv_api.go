@@ -41,6 +41,7 @@ func (s *Server) tidbRoutes() *http.ServeMux {
 	mux.HandleFunc("GET /info", func(w http.ResponseWriter, r *http.Request) { handleTiDBInfo(w, stateOf(r)) })
 	mux.HandleFunc("POST /info", func(w http.ResponseWriter, r *http.Request) { handleTiDBInfo(w, stateOf(r)) })
 	mux.HandleFunc("POST /labels", func(w http.ResponseWriter, r *http.Request) { handleTiDBSetLabels(w, r, stateOf(r)) })
+	mux.HandleFunc("/upgrade/{op}", func(w http.ResponseWriter, r *http.Request) { handleTiDBUpgrade(w, r, stateOf(r)) })
 	return mux
 }
 

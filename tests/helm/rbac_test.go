@@ -49,6 +49,7 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"list", "tidbclusters.pingcap.com", "", true},
 		{"watch", "statefulsets.apps", "", true},
 		{"update", "tidbclusters.pingcap.com#status", ns, true},
+		{"patch", "tidbclusters.pingcap.com", ns, true}, // smooth-upgrade annotations
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},
 		{"list", "tidbmonitors.pingcap.com", "", true},
@@ -116,6 +117,7 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	checkPermissions(t, sa, []permission{
 		{"list", "tidbclusters.pingcap.com", ns, true},
 		{"update", "tidbclusters.pingcap.com#status", ns, true},
+		{"patch", "tidbclusters.pingcap.com", ns, true}, // smooth-upgrade annotations
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},
 		{"watch", "tidbngmonitorings.pingcap.com", ns, true},

@@ -53,6 +53,11 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [tidbclusters, backups, restores, backupschedules]
   verbs: [get, list, watch]
+# A TidbCluster's own annotations record rollout progress that must survive an operator restart
+# (TiDB's smooth upgrade: tidb.pingcap.com/smooth-upgrade-*), by merge patch.
+- apiGroups: [pingcap.com]
+  resources: [tidbclusters]
+  verbs: [patch]
 # Status is written once per sync through the status subresource, as a JSON patch.
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/status]

@@ -57,6 +57,29 @@ type ClusterState struct {
 	LeaderChanges []LeaderChange `json:"leaderChanges"`
 	// TLS says whether the cluster's endpoints speak TLS only and counts the requests they received.
 	TLS TLSStats `json:"tls"`
+	// TiDBUpgrade is TiDB's smooth-upgrade state and the `/upgrade/{op}` requests received.
+	TiDBUpgrade TiDBUpgrade `json:"tidbUpgrade"`
+}
+
+// TiDBUpgrade is the cluster's smooth-upgrade state: Upgrading between an accepted `/upgrade/start` and
+// `/upgrade/finish` (TiDB pauses user DDL meanwhile), and the latest 64 switch requests, oldest first.
+type TiDBUpgrade struct {
+	Upgrading bool              `json:"upgrading"`
+	Calls     []TiDBUpgradeCall `json:"calls"`
+}
+
+// TiDBUpgradeCall is one `/upgrade/{op}` request: which pod got it, TiDB's answer, and the version every
+// TiDB pod ran at that moment, so a test can tell a start came before the first server restarted onto
+// the new version and a finish after the last.
+type TiDBUpgradeCall struct {
+	Seq      int               `json:"seq"`
+	At       time.Time         `json:"at"`
+	Method   string            `json:"method"`
+	Op       string            `json:"op"`
+	Pod      string            `json:"pod"`
+	Status   int               `json:"status"`
+	Answer   string            `json:"answer"`
+	Versions map[string]string `json:"versions"`
 }
 
 // TLSStats are the TLS facts of one simulated cluster.
