@@ -26,8 +26,11 @@ func (l *Lifecycle) FailoverReplicas(tc *v1alpha1.TidbCluster) int32 {
 // come back. Failures are recovered — the extra stores then leave through
 // the normal scale-in, Tombstone first — only when the user asks
 // (recoverFailover, or failover.recoverByUID equal to the status's
-// failoverUID) and every desired store is Up again.
-func (l *Lifecycle) Failover(_ context.Context, tc *v1alpha1.TidbCluster) error {
+// failoverUID) and every desired store is Up again. With
+// --detect-node-failure a failed store's record is marked host-down, and
+// the cluster's auto-failure-recovery annotation then replaces the store
+// (failover_hostdown.go).
+func (l *Lifecycle) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	s, spec := l.kind.Status(tc), l.kind.Spec(tc)
 	for id, f := range s.FailureStores {
 		if o, err := names.Ordinal(f.PodName); err == nil && o >= spec.Replicas {
@@ -41,7 +44,13 @@ func (l *Lifecycle) Failover(_ context.Context, tc *v1alpha1.TidbCluster) error 
 		s.FailureStores, s.FailoverUID = nil, ""
 		return nil
 	}
-	if !l.failover.Enabled || !s.Synced || int32(len(s.FailureStores)) >= component.MaxFailover(spec.MaxFailoverCount) { //nolint:gosec // small
+	if !l.failover.Enabled || !s.Synced {
+		return nil
+	}
+	if err := l.nodeFailure(ctx, tc); err != nil {
+		return err
+	}
+	if int32(len(s.FailureStores)) >= component.MaxFailover(spec.MaxFailoverCount) { //nolint:gosec // small
 		return nil
 	}
 	now := l.clock.Now()
@@ -59,7 +68,8 @@ func (l *Lifecycle) Failover(_ context.Context, tc *v1alpha1.TidbCluster) error 
 		if s.FailoverUID == "" {
 			s.FailoverUID = uuid.NewUUID()
 		}
-		s.FailureStores[id] = v1alpha1.TiKVFailureStore{PodName: st.PodName, StoreID: id, CreatedAt: metav1.NewTime(now)}
+		s.FailureStores[id] = v1alpha1.TiKVFailureStore{PodName: st.PodName, StoreID: id, CreatedAt: metav1.NewTime(now),
+			PVCUIDSet: l.hosts.PVCUIDs(tc, st.PodName)}
 		l.recorder.Event(tc, corev1.EventTypeWarning, "Unhealthy",
 			fmt.Sprintf("%s store %s (pod %s) is Down; adding a failover store", l.kind.Component, id, st.PodName))
 		return nil
