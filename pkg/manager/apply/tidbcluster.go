@@ -51,7 +51,11 @@ func (a *Applier) AnnotateTidbCluster(ctx context.Context, tc *v1alpha1.TidbClus
 	if a.clusters == nil {
 		return a.recordPatch(ctx, tc, "TidbCluster", tc.Name, errNoClusterClient)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": tc.UID, "annotations": changes}})
+	meta := map[string]any{"annotations": changes}
+	if tc.UID != "" {
+		meta["uid"] = tc.UID // the API server refuses the patch of another object of that name
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return fmt.Errorf("encode TidbCluster annotations: %w", err)
 	}
