@@ -49,7 +49,21 @@ func replaceFixture(t *testing.T, spare int32) (*fixture, *replacer, *record.Fak
 	f.seed(t)
 	for o := 0; o < 3; o++ {
 		seedPVC(t, f, fmt.Sprintf("pd-basic-pd-%d", o), "1Gi", "")
+		pod, err := f.deps.PodLister.Pods("ns").Get(fmt.Sprintf("basic-pd-%d", o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.deps.KubeClient.CoreV1().Pods("ns").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	sts, err := f.deps.StatefulSetLister.StatefulSets("ns").Get("basic-pd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts = sts.DeepCopy()
+	sts.Status.UpdatedReplicas = *sts.Spec.Replicas
+	mustAdd(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Update(sts))
 	rec := record.NewFakeRecorder(100)
 	f.env.Recorder = rec
 	r := &replacer{observedComponent: pd.New(f.env), spare: spare}
@@ -91,7 +105,7 @@ func annotateReplace(t *testing.T, f *fixture, name, value string) {
 	pod.CreationTimestamp = metav1.NewTime(f.deps.FakeClock.Now().Add(60e9))
 	pod.Annotations = map[string]string{label.AnnReplaceVolume: value}
 	mustAdd(t, f.deps.KubeInformerFactory.Core().V1().Pods().Informer().GetIndexer().Update(pod))
-	if _, err := f.deps.KubeClient.CoreV1().Pods("ns").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+	if _, err := f.deps.KubeClient.CoreV1().Pods("ns").Update(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,3 +237,60 @@ func TestReplaceVolumeIgnoresOtherValuesAndWritesNothingConverged(t *testing.T) 
 		})
 	}
 }
+
+// With spec.enablePVCReplace a smaller size is not refused: a StatefulSet
+// whose claim templates still ask for the old size is first deleted with
+// its pods orphaned; once they match, the lowest member's pod is annotated
+// with the replace-volume request.
+func TestEnablePVCReplaceAsksForTheReplacementOfAShrink(t *testing.T) {
+	t.Parallel()
+	shrunk := func() *v1alpha1.TidbCluster {
+		tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
+		tc.Spec.PD.Requests[corev1.ResourceStorage] = resource.MustParse("512Mi")
+		tc.Spec.EnablePVCReplace = ptrTo(true)
+		return tc
+	}
+	t.Run("templates drifted", func(t *testing.T) {
+		t.Parallel()
+		f, _, rec := replaceFixture(t, 1)
+		err := f.mgr.Sync(context.Background(), shrunk())
+		if re, waiting := flow.AsRequeue(err); !waiting || !strings.Contains(re.Reason, "created again") {
+			t.Fatalf("sync = %v, want a wait for the StatefulSet to be created again", err)
+		}
+		if got := strings.Join(verbsOn(f), ","); !strings.Contains(got, "delete statefulsets/basic-pd") || strings.Contains(got, "pods") {
+			t.Errorf("writes %q, want the StatefulSet deleted (pods orphaned) and no pod touched", got)
+		}
+		if ev := strings.Join(drain(rec), "\n"); !strings.Contains(ev, "StatefulSetRecreating") {
+			t.Errorf("events %q, want StatefulSetRecreating", ev)
+		}
+	})
+	t.Run("templates match", func(t *testing.T) {
+		t.Parallel()
+		f, _, rec := replaceFixture(t, 1)
+		sts, err := f.deps.StatefulSetLister.StatefulSets("ns").Get("basic-pd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts = sts.DeepCopy()
+		sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("512Mi")
+		mustAdd(t, f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer().Update(sts))
+		ctx, _ := flow.WithRevisits(context.Background())
+		tc := shrunk()
+		if err := f.mgr.Sync(ctx, tc); err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		pod, err := f.deps.KubeClient.CoreV1().Pods("ns").Get(context.Background(), "basic-pd-0", metav1.GetOptions{})
+		if err != nil || pod.Annotations[label.AnnReplaceVolume] != label.ReplaceVolumeTrue {
+			t.Fatalf("basic-pd-0 annotations %v (%v), want the replace-volume request", pod.Annotations, err)
+		}
+		ev := strings.Join(drain(rec), "\n")
+		if !strings.Contains(ev, "ReplaceVolumeRequested") || strings.Contains(ev, "VolumeResizeRefused") {
+			t.Errorf("events %q, want ReplaceVolumeRequested and no VolumeResizeRefused", ev)
+		}
+		if c := meta.FindStatusCondition(tc.Status.PD.Conditions, component.ConditionVolumeResizing); c != nil {
+			t.Errorf("condition %+v, want no resize condition for a shrink being replaced", c)
+		}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
