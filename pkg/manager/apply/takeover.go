@@ -132,6 +132,25 @@ func normalizeContainer(c *corev1.Container, ignoreImages bool) {
 	slices.SortFunc(c.Ports, func(a, b corev1.ContainerPort) int {
 		return cmp.Or(cmp.Compare(a.ContainerPort, b.ContainerPort), cmp.Compare(a.Protocol, b.Protocol))
 	})
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		defaultProbe(p)
+	}
+}
+
+// defaultProbe fills the counts the API server defaults in a probe (a
+// number left 0 would otherwise compare unequal to the defaulted one).
+func defaultProbe(p *corev1.Probe) {
+	if p == nil {
+		return
+	}
+	for _, f := range []struct {
+		v   *int32
+		def int32
+	}{{&p.TimeoutSeconds, 1}, {&p.PeriodSeconds, 10}, {&p.SuccessThreshold, 1}, {&p.FailureThreshold, 3}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
 }
 
 // envRefersToEnv reports a value built from another variable ($(NAME)):

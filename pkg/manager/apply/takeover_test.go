@@ -22,7 +22,8 @@ func v1Template() corev1.PodTemplateSpec {
 			Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
 				Env:                    []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "SET_NAME", Value: "basic-pd"}, {Name: "TZ", Value: "UTC"}},
 				VolumeMounts:           []corev1.VolumeMount{{Name: "config", MountPath: "/etc/pd"}, {Name: "annotations", MountPath: "/etc/podinfo"}},
-				TerminationMessagePath: "/dev/termination-log", ImagePullPolicy: corev1.PullIfNotPresent}},
+				TerminationMessagePath: "/dev/termination-log", ImagePullPolicy: corev1.PullIfNotPresent,
+				ReadinessProbe: &corev1.Probe{InitialDelaySeconds: 10, TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}}},
 			Volumes:       []corev1.Volume{{Name: "config"}, {Name: "annotations"}},
 			RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: "default-scheduler",
 		},
@@ -36,8 +37,9 @@ func ourTemplate() corev1.PodTemplateSpec {
 			Annotations: map[string]string{"prometheus.io/port": "2379"}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
-				Env:          []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "TZ", Value: "UTC"}, {Name: "SET_NAME", Value: "basic-pd"}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "annotations", MountPath: "/etc/podinfo"}, {Name: "config", MountPath: "/etc/pd"}}}},
+				Env:            []corev1.EnvVar{{Name: "NAMESPACE", Value: "ns"}, {Name: "TZ", Value: "UTC"}, {Name: "SET_NAME", Value: "basic-pd"}},
+				VolumeMounts:   []corev1.VolumeMount{{Name: "annotations", MountPath: "/etc/podinfo"}, {Name: "config", MountPath: "/etc/pd"}},
+				ReadinessProbe: &corev1.Probe{InitialDelaySeconds: 10}}},
 			Volumes: []corev1.Volume{{Name: "annotations"}, {Name: "config"}},
 		},
 	}
@@ -57,6 +59,7 @@ func TestSameTemplateMeaning(t *testing.T) {
 		},
 		"volume":     func(p *corev1.PodTemplateSpec) { p.Spec.Volumes = p.Spec.Volumes[:1] },
 		"annotation": func(p *corev1.PodTemplateSpec) { p.Annotations["prometheus.io/port"] = "2380" },
+		"probe":      func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].ReadinessProbe.PeriodSeconds = 5 },
 		"container": func(p *corev1.PodTemplateSpec) {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "slowlog"})
 		},
