@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,6 +88,10 @@ func TestControlTLSLoadFailure(t *testing.T) {
 	opts := pdapi.ClusterOptions{TLSEnabled: true}
 	_, err := control.GetPDClient("ns", "basic", opts).GetHealth(context.Background())
 	assertError(t, err, errNoSecret, 0, "GetHealth", "https://basic-pd.ns:2379/pd/api/v1/health", "load client TLS config for ns/basic")
+	var tlsErr *pdapi.TLSConfigError
+	if !errors.As(err, &tlsErr) || tlsErr.TCName != "basic" || !strings.Contains(tlsErr.Error(), "basic-cluster-client-secret") {
+		t.Errorf("GetHealth error %v does not unwrap to a TLSConfigError naming the Secret", err)
+	}
 	_, _ = control.GetPDClient("ns", "basic", opts).GetMembers(context.Background())
 	if n := loads.Load(); n != 2 {
 		t.Errorf("TLS config loaded %d times, want 2 (a failed load is not cached)", n)

@@ -109,7 +109,23 @@ func (c *HTTPClientCache) loadTLS(ref clusterRef) (*tls.Config, error) {
 		err = errors.New("no TLS config")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load client TLS config for %s/%s: %w", ref.namespace, ref.tcName, err)
+		return nil, &TLSConfigError{Namespace: ref.namespace, TCName: ref.tcName, Err: err}
 	}
 	return cfg.Clone(), nil
 }
+
+// TLSConfigError is the error of a TLS client that cannot be had: the cluster's client certificate
+// (its Secret, say) could not be loaded. Callers find it with errors.As to name the cause in a
+// condition; it unwraps to the loader's error.
+type TLSConfigError struct {
+	Namespace, TCName string
+	Err               error
+}
+
+// Error names the cluster and the loader's error (e.g. the missing Secret).
+func (e *TLSConfigError) Error() string {
+	return fmt.Sprintf("load client TLS config for %s/%s: %v", e.Namespace, e.TCName, e.Err)
+}
+
+// Unwrap returns the loader's error.
+func (e *TLSConfigError) Unwrap() error { return e.Err }

@@ -20,6 +20,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/names"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
 // Manager runs the skeleton for one component. It is a Member of the
@@ -195,6 +196,11 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	} else if o, ok := m.comp.(Observer); ok && !suspended {
 		if err := o.Observe(ctx, tc, live); err != nil {
 			klog.FromContext(ctx).Info("could not observe members", "err", err)
+			// A client certificate that cannot be loaded (its Secret missing) is named in the conditions.
+			var tlsErr *pdapi.TLSConfigError
+			if errors.As(err, &tlsErr) {
+				flow.AddBlocker(ctx, tlsErr.Error())
+			}
 		}
 	}
 	status.Phase = phase(m.comp.Replicas(tc)+m.failoverReplicas(tc)+m.observedSpares(ctx, st), live)
