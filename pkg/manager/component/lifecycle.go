@@ -149,7 +149,29 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 			Healthy: (health == nil || health.PodHealthy(tc, p.Name)) && (!c.Rolling || !updated || m.readyLongEnough(tc, p)),
 		}
 	}
+	if templateChanged {
+		staleRevisions(c.Pods)
+	}
 	return c
+}
+
+// staleRevisions handles a template not applied yet: the StatefulSet's
+// update revision still names the old template, so every pod looks
+// updated. That is harmless while all pods are available (the planner
+// then applies the template without restarting any), but a pod that is
+// down would be taken for a restarted pod that failed, and the rollout
+// that could fix it (or force-upgrade) would never start; so while a pod
+// is down, no pod counts as updated.
+func staleRevisions(pods map[int32]planner.Pod) {
+	for _, p := range pods {
+		if !p.Available() {
+			for o, q := range pods {
+				q.Updated = false
+				pods[o] = q
+			}
+			return
+		}
+	}
 }
 
 // postUpgrade lets the component undo its preparation for restarted pods

@@ -133,3 +133,43 @@ func TestForceUpgradeRestartsEveryPodWhenAnOldPodIsDown(t *testing.T) {
 		}
 	}
 }
+
+// TestForceUpgradeFixesAComponentDownOnItsOldTemplate: every pod is down
+// and a new template (the fix) is not applied yet, so the StatefulSet's
+// revision still names the old one; with force-upgrade the sync applies
+// the fix with partition 0, without it the rollout waits and writes nothing.
+func TestForceUpgradeFixesAComponentDownOnItsOldTemplate(t *testing.T) {
+	t.Parallel()
+	for _, force := range []bool{false, true} {
+		f := newFixture()
+		healthyPD(f.pd)
+		_ = f.mgr.Sync(context.Background(), newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate))
+		f.seed(t)
+		for o := 0; o < 3; o++ {
+			pod, err := f.deps.PodLister.Pods("ns").Get("basic-pd-" + string(rune('0'+o)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod = pod.DeepCopy()
+			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+			mustAdd(t, f.deps.KubeInformerFactory.Core().V1().Pods().Informer().GetIndexer().Update(pod))
+		}
+		f.deps.FakeKube.ClearActions()
+		tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
+		tc.Spec.PD.Config = v1alpha1.NewConfig(map[string]any{"log": map[string]any{"level": "warn"}}) // the fix
+		if force {
+			tc.Annotations = map[string]string{label.AnnForceUpgradeKey: "true"}
+		}
+		err := f.mgr.Sync(context.Background(), tc)
+		p, written := stsPartition(t, writes(f.deps))
+		if !force {
+			if _, waiting := flow.AsRequeue(err); !waiting || written {
+				t.Errorf("without force: sync %v, StatefulSet written %v; want a wait and no write", err, written)
+			}
+			continue
+		}
+		if err != nil || !written || p != 0 {
+			t.Errorf("with force: sync %v, partition %d written %v; want the fix applied with partition 0", err, p, written)
+		}
+	}
+}
