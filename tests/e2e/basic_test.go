@@ -42,6 +42,7 @@ func startSimulator(t *testing.T, env *framework.Env) *simclient.Client {
 	simOnce.Do(func() {
 		sim, simErr = simulator.New(simulator.Config{
 			Kube: env.Kube, Dynamic: env.Dynamic, Listen: simAddr, Options: simulator.DefaultOptions(),
+			TLS: e2eTLSAuthority(t),
 		}, klog.Background().WithName("simulator"))
 		if simErr == nil {
 			simErr = sim.Start(context.Background())

@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 	simAddr = ln.Addr().String()
 	_ = ln.Close()
 	_ = os.Setenv("HTTP_PROXY", "http://"+simAddr)
+	_ = os.Setenv("HTTPS_PROXY", "http://"+simAddr) // https:// (TLS clusters) goes through CONNECT
 	_ = os.Setenv("NO_PROXY", "127.0.0.1,localhost")
 	if v := os.Getenv("KUBETIDB_TEST_V"); v != "" {
 		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
