@@ -17,6 +17,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/store"
 	simclient "github.com/kubetidb/tidb-operator/pkg/simulator/client"
 	"github.com/kubetidb/tidb-operator/tests/framework"
@@ -138,4 +139,54 @@ func storeIDOf(tc *v1alpha1.TidbCluster, pod string) string {
 		}
 	}
 	return ""
+}
+
+// TestReplaceVolumeOfThePDLeader annotates the PD leader's pod: a spare PD
+// joins, leadership moves off the pod, its member is deleted, and the pod
+// comes back on a new PVC as a new member; the spare leaves and PD ends
+// with three healthy members.
+func TestReplaceVolumeOfThePDLeader(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, nil)
+	pc := deployBasic(t, env)
+
+	before, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(env.Ctx, "basic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := before.Status.PD.Leader.Name
+	if pod == "" {
+		t.Fatal("no PD leader in status")
+	}
+	oldID := before.Status.PD.Members[pod].ID
+	pvcName := "pd-" + pod
+	oldPVC, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(env.Ctx, pvcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotatePod(t, env, pod, map[string]*string{label.AnnReplaceVolume: ptr.To(label.ReplaceVolumeTrue)})
+	waitEvent(t, env, corev1.EventTypeNormal, component.ReasonReplaceVolumeStarted, pod)
+	framework.WaitFor(t, env.Ctx, readyTimeout, "a spare PD member joined", func(ctx context.Context) (bool, error) {
+		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "basic", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, spare := tc.Status.PD.Members["basic-pd-3"]
+		return spare, nil
+	})
+	waitEvent(t, env, corev1.EventTypeNormal, pd.ReasonLeaderTransferred, pod)
+	waitEvent(t, env, corev1.EventTypeNormal, "PDMemberDeleted", pod)
+	waitEvent(t, env, corev1.EventTypeNormal, component.ReasonReplaceVolumePodDeleted, pod)
+	waitReady(t, env, pc, pod+" back as a new member on a new PVC, the spare gone", func(tc *v1alpha1.TidbCluster) bool {
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(env.Ctx, pvcName, metav1.GetOptions{})
+		if err != nil || pvc.UID == oldPVC.UID {
+			return false
+		}
+		m := tc.Status.PD.Members[pod]
+		framework.Observef(env.Ctx, "member %+v, members %d, leader %s", m, len(tc.Status.PD.Members), tc.Status.PD.Leader.Name)
+		return m.ID != "" && m.ID != oldID && m.Health && len(tc.Status.PD.Members) == 3 &&
+			tc.Status.PD.StatefulSet != nil && tc.Status.PD.StatefulSet.Replicas == 3 && !tc.Status.PD.VolReplaceInProgress
+	})
 }
