@@ -170,13 +170,25 @@ func (m *Manager) recreateForClasses(ctx context.Context, st *syncState) error {
 	if len(drifted) == 0 || !atRest(st.live, m.comp.Replicas(st.tc)) {
 		return nil
 	}
-	reason := "its volume claim templates name another VolumeAttributesClass (" + strings.Join(drifted, ", ") + ")"
+	return m.recreateStatefulSet(ctx, st,
+		"its volume claim templates name another VolumeAttributesClass ("+strings.Join(drifted, ", ")+")", "")
+}
+
+// recreateStatefulSet deletes the live StatefulSet with its pods and PVCs
+// orphaned (UID-guarded), says why (reason) and what follows (then, may be
+// empty) in a Normal event, and ends the sync with a wait: the next sync
+// creates it with the desired templates. API errors are returned.
+func (m *Manager) recreateStatefulSet(ctx context.Context, st *syncState, reason, then string) error {
 	if err := m.writer.OrphanStatefulSet(ctx, st.tc, st.live.Name, st.live.UID, reason); err != nil {
 		return err
 	}
+	next := "it is created again with the new templates"
+	if then != "" {
+		next += ", " + then
+	}
 	m.eventf(st.tc, corev1.EventTypeNormal, ReasonStatefulSetRecreating,
-		"deleted StatefulSet %s keeping its pods and PVCs: %s; it is created again with the new templates", st.live.Name, reason)
-	return flow.Requeue("StatefulSet %s deleted to be created again with the new VolumeAttributesClass", st.live.Name)
+		"deleted StatefulSet %s keeping its pods and PVCs: %s; %s", st.live.Name, reason, next)
+	return flow.Requeue("StatefulSet %s deleted to be created again with the new volume claim templates", st.live.Name)
 }
 
 // atRest reports a StatefulSet that is neither scaling nor rolling out.

@@ -104,11 +104,7 @@ func (m *Manager) recreateForReplace(ctx context.Context, st *syncState, drifted
 		flow.RevisitAfter(ctx, replaceRecheck, "%s: waiting for StatefulSet %s to be at rest before it is created again", m.comp.Name(), st.live.Name)
 		return nil
 	}
-	reason := "its volume claim templates (" + strings.Join(drifted, ", ") + ") ask for a smaller size or another StorageClass"
-	if err := m.writer.OrphanStatefulSet(ctx, st.tc, st.live.Name, st.live.UID, reason); err != nil {
-		return err
-	}
-	m.eventf(st.tc, corev1.EventTypeNormal, ReasonStatefulSetRecreating,
-		"deleted StatefulSet %s keeping its pods and PVCs: %s; it is created again with the new templates, then members' volumes are replaced", st.live.Name, reason)
-	return flow.Requeue("StatefulSet %s deleted to be created again with the new volume claim templates", st.live.Name)
+	return m.recreateStatefulSet(ctx, st,
+		"its volume claim templates ("+strings.Join(drifted, ", ")+") ask for a smaller size or another StorageClass",
+		"then members' volumes are replaced")
 }
