@@ -106,11 +106,32 @@ func TestTakeoverOfV1PDRestartsNothing(t *testing.T) {
 	if configVolume(live) == v1ConfigMap || live.Annotations[apply.AnnAdoptedTemplate] != "" {
 		t.Fatalf("a real change must write our template and drop the mark (mounts %s)", configVolume(live))
 	}
-	f.seed(t) // every pod on the new revision
+	f.seed(t) // every pod on the new revision, but one not Ready: not at rest
+	setStatefulSetStatus(t, f, "basic-pd", func(s *appsv1.StatefulSetStatus) {
+		s.UpdatedReplicas, s.ReadyReplicas = s.Replicas, s.Replicas-1
+	})
+	_ = f.mgr.Sync(ctx, changed())
+	if _, err := f.deps.KubeClient.CoreV1().ConfigMaps("ns").Get(ctx, v1ConfigMap, metav1.GetOptions{}); err != nil {
+		t.Fatalf("v1's ConfigMap must stay until the StatefulSet is at rest: %v", err)
+	}
+	setStatefulSetStatus(t, f, "basic-pd", func(s *appsv1.StatefulSetStatus) { s.ReadyReplicas = s.Replicas })
 	if err := f.mgr.Sync(ctx, changed()); err != nil {
 		t.Fatalf("after the rollout: %v", err)
 	}
 	if _, err := f.deps.KubeClient.CoreV1().ConfigMaps("ns").Get(ctx, v1ConfigMap, metav1.GetOptions{}); err == nil {
 		t.Error("v1's ConfigMap must be deleted once no pod mounts it")
 	}
+}
+
+// setStatefulSetStatus edits the cached status of StatefulSet name.
+func setStatefulSetStatus(t *testing.T, f *fixture, name string, edit func(*appsv1.StatefulSetStatus)) {
+	t.Helper()
+	idx := f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer()
+	obj, ok, err := idx.GetByKey("ns/" + name)
+	if err != nil || !ok {
+		t.Fatalf("StatefulSet %s not cached: %v", name, err)
+	}
+	s := obj.(*appsv1.StatefulSet).DeepCopy()
+	edit(&s.Status)
+	mustAdd(t, idx.Update(s))
 }

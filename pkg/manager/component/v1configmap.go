@@ -23,11 +23,17 @@ func (m *Manager) foreignConfigMap(namespace, name string) bool {
 // collectForeignConfigMaps deletes the component's ConfigMaps another
 // operator wrote (no applied hash of ours, controlled by the cluster, named
 // <tc>-<component>…) once nothing mounts them: the live StatefulSet mounts
-// the ConfigMap this sync chose and every pod runs its current revision.
+// the ConfigMap this sync chose and is at rest (observed, every replica
+// updated and Ready, one revision).
 // Our own earlier ConfigMaps are left to the cluster's deletion, as before.
 func (m *Manager) collectForeignConfigMaps(ctx context.Context, st *syncState) error {
 	tc, live := st.tc, st.live
-	if live == nil || st.configMap == "" || configMapInUse(live) != st.configMap || upgrading(live) {
+	// At rest, not merely "not upgrading": a scale-out writes the new
+	// template and replicas in one write, and until the StatefulSet observes
+	// it the status still looks settled while new pods would be created at
+	// the old revision, mounting the old ConfigMap.
+	if live == nil || live.Spec.Replicas == nil || st.configMap == "" || configMapInUse(live) != st.configMap ||
+		!atRest(live, *live.Spec.Replicas) {
 		return nil
 	}
 	list, err := m.cms.ConfigMaps(tc.Namespace).List(labels.SelectorFromSet(Labels(tc, m.comp.Name())))
