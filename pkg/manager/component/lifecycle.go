@@ -123,10 +123,14 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 	if s, ok := m.comp.(ScaleInStepper); ok {
 		c.ScaleInStep = s.ScaleInStep(tc)
 	}
+	// A component with its own force rule (PD: only while PD cannot answer,
+	// spec §6.1) never gets the generic one, which could restart healthy
+	// members of a PD that still has a quorum.
 	if f, ok := m.comp.(ForceUpgrader); ok {
 		c.Force = f.ForceUpgrade(tc)
+	} else {
+		c.ForceIfOldDown = forceIfOldDownAsked(tc)
 	}
-	c.ForceIfOldDown = ForceUpgradeAsked(tc)
 	health, _ := m.comp.(HealthChecker)
 	// Unpartitioned, the planner sees every old pod as not yet restarting
 	// (partition = replicas): its one restart applies the template, and the
@@ -287,11 +291,21 @@ func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
 }
 
 // ForceUpgradeAsked reports whether tc carries the TiDB Operator's
-// tidb.pingcap.com/force-upgrade: "true": every component's rollout that
-// would wait for a pod still on the old revision restarts every pod at
-// once instead, without the pre-restart hooks (planner ForceIfOldDown).
+// tidb.pingcap.com/force-upgrade: "true": PD's own rule reads it, and every
+// other component's rollout that would wait for a pod on the old revision
+// that is missing or not Ready gives up its partition instead, without the
+// pre-restart hooks (planner ForceIfOldDown).
 func ForceUpgradeAsked(tc *v1alpha1.TidbCluster) bool {
 	return tc.Annotations[label.AnnForceUpgradeKey] == "true"
+}
+
+// forceIfOldDownAsked is ForceUpgradeAsked unless tc also asks for an
+// upgrade safety gate (pd-check-quorum-before-upgrade,
+// tikv-check-all-stores-up-before-upgrade): a user who asked for those
+// checks is never given a rollout that skips them.
+func forceIfOldDownAsked(tc *v1alpha1.TidbCluster) bool {
+	return ForceUpgradeAsked(tc) && tc.Annotations[label.AnnPDCheckQuorumBeforeUpgrade] != "true" &&
+		tc.Annotations[label.AnnTiKVCheckAllStoresUpBeforeUpgrade] != "true"
 }
 
 // PodReady reports whether p is Ready and not being deleted.

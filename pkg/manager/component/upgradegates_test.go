@@ -2,6 +2,7 @@ package component_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
 // guardedPD is PD with a RolloutGuard that records, with PreUpgradePod,
@@ -103,10 +105,12 @@ func TestRolloutGuardRunsBeforeTheRestartAndCanHoldIt(t *testing.T) {
 	}
 }
 
-// TestForceUpgradeRestartsEveryPodWhenAnOldPodIsDown: with force-upgrade
-// a rollout held by an old pod that is down writes partition 0 and runs
-// no preparation; without it the rollout waits and writes nothing.
-func TestForceUpgradeRestartsEveryPodWhenAnOldPodIsDown(t *testing.T) {
+// TestForceUpgradeLeavesAnAnsweringPDToItsOwnRule: PD keeps the TiDB
+// Operator's force rule (only while PD cannot answer), so a rollout held
+// by an old PD pod that is down waits, with or without force-upgrade, runs
+// no preparation and writes nothing: restarting the healthy members of a PD
+// that still has a quorum could break it.
+func TestForceUpgradeLeavesAnAnsweringPDToItsOwnRule(t *testing.T) {
 	t.Parallel()
 	for _, force := range []bool{false, true} {
 		f := newFixture()
@@ -118,18 +122,12 @@ func TestForceUpgradeRestartsEveryPodWhenAnOldPodIsDown(t *testing.T) {
 			tc.Annotations = map[string]string{label.AnnForceUpgradeKey: "true"}
 		}
 		err := f.mgr.Sync(context.Background(), tc)
-		p, written := stsPartition(t, writes(f.deps))
-		if !force {
-			if _, waiting := flow.AsRequeue(err); !waiting || written {
-				t.Errorf("without force: sync %v, StatefulSet written %v; want a wait and no write", err, written)
-			}
-			continue
-		}
-		if err != nil || !written || p != 0 {
-			t.Errorf("with force: sync %v, partition %d written %v; want partition 0", err, p, written)
+		_, written := stsPartition(t, writes(f.deps))
+		if _, waiting := flow.AsRequeue(err); !waiting || written {
+			t.Errorf("force %v: sync %v, StatefulSet written %v; want a wait and no write", force, err, written)
 		}
 		if len(g.calls) != 0 || len(f.pd.ClusterClient("ns", "basic").WriteCalls()) != 0 {
-			t.Errorf("a forced restart ran preparation: calls %v, PD writes %v", g.calls, f.pd.ClusterClient("ns", "basic").WriteCalls())
+			t.Errorf("force %v: a waiting rollout ran preparation: calls %v, PD writes %v", force, g.calls, f.pd.ClusterClient("ns", "basic").WriteCalls())
 		}
 	}
 }
@@ -160,15 +158,19 @@ func TestForceUpgradeFixesAComponentDownOnItsOldTemplate(t *testing.T) {
 		if force {
 			tc.Annotations = map[string]string{label.AnnForceUpgradeKey: "true"}
 		}
+		// Every member down: PD does not answer, which is when PD's own
+		// force rule (spec §6.1) acts.
+		f.pd.ClusterClient("ns", "basic").SetError(pdapi.MethodGetHealth, errors.New("connection refused"))
+		f.pd.ClusterClient("ns", "basic").SetError(pdapi.MethodGetMembers, errors.New("connection refused"))
 		err := f.mgr.Sync(context.Background(), tc)
 		p, written := stsPartition(t, writes(f.deps))
 		if !force {
-			if _, waiting := flow.AsRequeue(err); !waiting || written {
-				t.Errorf("without force: sync %v, StatefulSet written %v; want a wait and no write", err, written)
+			if written {
+				t.Errorf("without force: sync %v, StatefulSet written; want no write", err)
 			}
 			continue
 		}
-		if err != nil || !written || p != 0 {
+		if !written || p != 0 {
 			t.Errorf("with force: sync %v, partition %d written %v; want the fix applied with partition 0", err, p, written)
 		}
 	}

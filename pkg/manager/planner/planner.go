@@ -87,7 +87,7 @@ type Component struct {
 	// Force restarts every pod at once (PD that cannot start on its config).
 	Force bool
 	// ForceIfOldDown turns a rollout that would wait for a pod still on the
-	// old revision (missing, not Ready or unhealthy) into a ForceUpgrade
+	// old revision that is down (missing or not Ready) into a ForceUpgrade
 	// (the TC annotation tidb.pingcap.com/force-upgrade: "true"). Waits for
 	// restarted pods and for BlockedBy still hold.
 	ForceIfOldDown bool
@@ -191,7 +191,12 @@ func planRollout(c Component, keep Action) Action {
 		}
 		for other := int32(0); other < o; other++ {
 			if q := c.Pods[other]; !q.Available() {
-				return waitOrForce(c, keep, !q.Updated, "pod ordinal %d must be available before ordinal %d restarts", other, o)
+				// Only a pod that is down (missing or not Ready) lets force
+				// act: a Ready pod whose member is unhealthy (a Down TiKV
+				// store) is no broken template, and restarting the others
+				// without eviction would take more replicas away.
+				return waitOrForce(c, keep, !q.Updated && (!q.Exists || !q.Ready),
+					"pod ordinal %d must be available before ordinal %d restarts", other, o)
 			}
 		}
 		return Action{Kind: UpgradePod, Ordinal: o, Replicas: c.Replicas, Partition: o,
