@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -74,8 +75,9 @@ func (c *Component) transferLeader(ctx context.Context, tc *v1alpha1.TidbCluster
 	return flow.Requeue("transferring PD leadership from %s to %s", member, target)
 }
 
-// pickLeader chooses a healthy member other than member: with preferHigher
-// the lowest ordinal above (already upgraded), else the lowest ordinal.
+// pickLeader chooses a healthy member of this cluster other than member
+// (named after its pod or its pod's FQDN): with preferHigher the lowest
+// ordinal above (already upgraded), else the lowest ordinal.
 func pickLeader(tc *v1alpha1.TidbCluster, member string, ordinal int32, preferHigher bool) string {
 	type cand struct {
 		name string
@@ -86,7 +88,8 @@ func pickLeader(tc *v1alpha1.TidbCluster, member string, ordinal int32, preferHi
 		if name == member || !m.Health {
 			continue
 		}
-		if o, err := names.Ordinal(name); err == nil {
+		pod, _, _ := strings.Cut(name, ".") // a member named after its pod's FQDN
+		if o, err := names.Ordinal(pod); err == nil {
 			cands = append(cands, cand{name, o})
 		}
 	}

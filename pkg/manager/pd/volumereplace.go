@@ -3,6 +3,7 @@ package pd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,46 +34,78 @@ func (c *Component) SpareVolumeReplicas(tc *v1alpha1.TidbCluster) int32 {
 // volumes are replaced: it waits while PD does not answer or is not in
 // phase Normal, refuses (Warning ReplaceVolumeRefused, looked at again in
 // a minute) when the members left would have no quorum of healthy ones,
-// moves leadership off the member when it leads, then deletes the member.
-// It returns nil once PD no longer lists the member. A member PD lists
-// under the pod's name but with another ID than the pod's member-id label
-// belongs to a pod created again already: the request waits for the cache.
+// moves leadership off the member when it leads (waiting while no other
+// healthy member of this cluster can take it), then deletes the member.
+// It returns nil once PD no longer lists the member; a pod PD does not
+// list is released at once only when it is not Ready (a Ready one may not
+// show yet). A member PD lists for the pod but with another ID than the
+// pod's member-id label belongs to a pod created again already: the
+// request waits for the cache.
 func (c *Component) PrepareVolumeReplace(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev1.Pod) error {
 	s := &tc.Status.PD
 	if !s.Synced {
 		return flow.Requeue("PD must answer before member %s leaves", pod.Name)
 	}
-	m, ok := s.Members[pod.Name]
+	name, m, ok := memberOfPod(tc, pod.Name)
 	if !ok {
-		return nil // deleted from PD already, or never joined: no data of PD's on the volumes
+		if !component.PodReady(pod) {
+			return nil // deleted from PD already, or never joined: no data of PD's on the volumes
+		}
+		return flow.Requeue("pod %s is Ready but PD lists no member of it yet", pod.Name)
 	}
 	if id := pod.Labels[label.MemberIDLabelKey]; id != "" && id != m.ID {
-		return flow.Requeue("PD member %s has ID %s, pod %s was labelled %s: waiting for the pod cache", pod.Name, m.ID, pod.Name, id)
+		return flow.Requeue("PD member %s has ID %s, pod %s was labelled %s: waiting for the pod cache", name, m.ID, pod.Name, id)
 	}
 	if s.Phase != v1alpha1.NormalPhase {
 		return flow.Requeue("PD is in phase %s", s.Phase)
 	}
-	if why := quorumWithout(tc, pod.Name); why != "" {
-		msg := fmt.Sprintf("PD member %s is not removed for its volume replacement: %s", pod.Name, why)
+	if why := quorumWithout(tc, name); why != "" {
+		msg := fmt.Sprintf("PD member %s is not removed for its volume replacement: %s", name, why)
 		c.recorder.Event(tc, corev1.EventTypeWarning, component.ReasonReplaceVolumeRefused, msg)
 		return flow.RequeueAfter(replaceRefusedRecheck, "%s", msg)
 	}
-	if s.Leader.Name == pod.Name {
-		ordinal, err := names.Ordinal(pod.Name)
-		if err != nil {
-			return err
-		}
-		if err := c.transferLeader(ctx, tc, pod.Name, ordinal, false); err != nil {
+	if s.Leader.Name == name {
+		if err := c.leaveLeadership(ctx, tc, pod.Name, name); err != nil {
 			return err
 		}
 	}
-	if err := c.client(tc).DeleteMember(ctx, pod.Name); err != nil {
-		return fmt.Errorf("delete PD member %s: %w", pod.Name, err)
+	if err := c.client(tc).DeleteMember(ctx, name); err != nil {
+		return fmt.Errorf("delete PD member %s: %w", name, err)
 	}
 	c.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted",
-		"PD member %s deleted from PD before its volumes are replaced; it joins again as a new member", pod.Name)
-	delete(s.Members, pod.Name) // PD no longer lists it; the next observation says so too
+		"PD member %s deleted from PD before its volumes are replaced; it joins again as a new member", name)
+	delete(s.Members, name) // PD no longer lists it; the next observation says so too
 	return nil
+}
+
+// memberOfPod finds the PD member of pod in status.pd.members: PD names
+// it after the pod, or after the pod's FQDN ("<pod>.<peer service>...")
+// when spec.clusterDomain or spec.acrossK8s is set.
+func memberOfPod(tc *v1alpha1.TidbCluster, pod string) (string, v1alpha1.PDMember, bool) {
+	for name, m := range tc.Status.PD.Members {
+		if name == pod || strings.HasPrefix(name, pod+".") {
+			return name, m, true
+		}
+	}
+	return "", v1alpha1.PDMember{}, false
+}
+
+// leaveLeadership moves PD leadership off member (pod's), and always
+// returns a wait: the member is deleted only once PD reports another
+// leader. With no healthy member of this cluster to take over (peer
+// clusters' members are not asked), it waits rather than delete the leader.
+func (c *Component) leaveLeadership(ctx context.Context, tc *v1alpha1.TidbCluster, pod, member string) error {
+	ordinal, err := names.Ordinal(pod)
+	if err != nil {
+		return err
+	}
+	if pickLeader(tc, member, ordinal, false) == "" {
+		return flow.Requeue("PD member %s leads and no other healthy PD member of this cluster can take leadership: waiting before deleting it", member)
+	}
+	if err := c.transferLeader(ctx, tc, member, ordinal, false); err != nil {
+		return err
+	}
+	return flow.Requeue("PD member %s still leads: waiting before deleting it", member)
 }
 
 // quorumWithout says why PD would lose its quorum if member left ("" when
