@@ -3,14 +3,15 @@ package component
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -46,6 +47,10 @@ const (
 	ReasonFailedDetectNodeFailure = "FailedDetectNodeFailure"
 	// NodeConditionRODiskFound is the node condition a read-only disk detector sets.
 	NodeConditionRODiskFound corev1.NodeConditionType = "RODiskFound"
+	// ReasonHostDownPodKept (Normal): after a host-down member was deleted,
+	// its pod was left alone since it already runs a new member (none of
+	// its PVCs is a recorded one).
+	ReasonHostDownPodKept = "HostDownPodKept"
 )
 
 // NodeFailure decides whether a failed member's host is down (spec §8.4)
@@ -57,6 +62,7 @@ type NodeFailure struct {
 	kube     kubernetes.Interface
 	pods     corelisters.PodLister
 	pvcs     corelisters.PersistentVolumeClaimLister
+	sets     appslisters.StatefulSetLister
 	writer   *apply.Applier
 	recorder record.EventRecorder
 	clock    clock.PassiveClock
@@ -64,7 +70,7 @@ type NodeFailure struct {
 
 // NewNodeFailure returns the node-failure handling over env.
 func NewNodeFailure(env *Env) *NodeFailure {
-	return &NodeFailure{cfg: env.NodeFailure, kube: env.Kube, pods: env.Pods, pvcs: env.PVCs,
+	return &NodeFailure{cfg: env.NodeFailure, kube: env.Kube, pods: env.Pods, pvcs: env.PVCs, sets: env.StatefulSets,
 		writer: env.Writer, recorder: env.Recorder, clock: env.Clock}
 }
 
@@ -77,22 +83,21 @@ func AutoRecovery(tc *v1alpha1.TidbCluster) bool {
 	return tc.Annotations[label.AnnAutoFailureRecovery] == "true"
 }
 
-// PVCUIDs returns the UIDs of the PVCs pod mounts, as a failure record
-// keeps them (nil when the pod or its PVCs are not in the caches).
+// PVCUIDs returns the UIDs of pod's own PVCs (those of its StatefulSet's
+// volume claim templates, never a PVC of additionalVolumes, which may be
+// shared), as a failure record keeps them (nil when the pod, its
+// StatefulSet or its PVCs are not in the caches).
 func (n *NodeFailure) PVCUIDs(tc *v1alpha1.TidbCluster, pod string) map[types.UID]v1alpha1.EmptyStruct {
 	if n == nil || n.pods == nil || n.pvcs == nil {
 		return nil
 	}
-	p, err := n.pods.Pods(tc.Namespace).Get(pod)
-	if err != nil {
+	if _, err := n.pods.Pods(tc.Namespace).Get(pod); err != nil {
 		return nil
 	}
 	var out map[types.UID]v1alpha1.EmptyStruct
-	for _, v := range p.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		pvc, err := n.pvcs.PersistentVolumeClaims(tc.Namespace).Get(v.PersistentVolumeClaim.ClaimName)
+	claims, _ := n.memberClaims(tc.Namespace, pod)
+	for _, name := range claims {
+		pvc, err := n.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
 		if err != nil {
 			continue
 		}
@@ -102,6 +107,21 @@ func (n *NodeFailure) PVCUIDs(tc *v1alpha1.TidbCluster, pod string) map[types.UI
 		out[pvc.UID] = v1alpha1.EmptyStruct{}
 	}
 	return out
+}
+
+// memberClaims returns the names of the PVCs the StatefulSet of pod
+// ("<sts>-<ordinal>") creates for it from its volume claim templates (nil
+// and an error when the StatefulSet is not in the cache).
+func (n *NodeFailure) memberClaims(ns, pod string) ([]string, error) {
+	i := strings.LastIndexByte(pod, '-')
+	if n.sets == nil || i < 0 {
+		return nil, fmt.Errorf("no StatefulSet cache for the PVCs of pod %s", pod)
+	}
+	set, err := n.sets.StatefulSets(ns).Get(pod[:i])
+	if err != nil {
+		return nil, fmt.Errorf("get StatefulSet %s of pod %s: %w", pod[:i], pod, err)
+	}
+	return podClaimNames(set.Spec.VolumeClaimTemplates, pod), nil
 }
 
 // HostDown returns why the host of pod, failed since since, is down, or ""
@@ -225,26 +245,30 @@ func (n *NodeFailure) Restarted(ctx context.Context, tc *v1alpha1.TidbCluster, p
 	return true, nil
 }
 
-// DeletePodAndPVCs deletes the PVCs whose UIDs are in uids and then pod (at
-// once: its node may be down), so that the StatefulSet recreates it with
-// empty volumes. Callers must have made sure the data may go (PD reports
-// the store Tombstone, or the member was removed from PD).
+// DeletePodAndPVCs deletes pod's own PVCs (those of its claim templates)
+// whose UIDs are in uids, and then pod, so that the StatefulSet recreates
+// it with empty volumes. The pod goes at once (grace period 0) only when
+// no kubelet would finish a graceful deletion: its node is NotReady,
+// Unknown or gone, or the pod is already Terminating; otherwise it is
+// deleted gracefully under a UID precondition. A pod none of whose PVCs is
+// in uids already runs a new member: it is left alone (a Normal event).
+// Callers must have made sure the data may go (PD reports the store
+// Tombstone, or the member was removed from PD). It errors, deleting
+// nothing, when pod's StatefulSet is not in the cache; an error of a read
+// or delete is returned, and a call again resumes.
 func (n *NodeFailure) DeletePodAndPVCs(ctx context.Context, tc *v1alpha1.TidbCluster, pod string,
 	uids map[types.UID]v1alpha1.EmptyStruct, why string) error {
 	if n == nil || n.writer == nil || n.pvcs == nil || n.pods == nil {
 		return fmt.Errorf("deleting pod %s and its PVCs: no writer or caches", pod)
 	}
-	pvcs, err := n.pvcs.PersistentVolumeClaims(tc.Namespace).List(labels.Everything())
+	recorded, found, err := n.deleteRecordedClaims(ctx, tc, pod, uids, why)
 	if err != nil {
-		return fmt.Errorf("list PVCs: %w", err)
+		return err
 	}
-	for _, pvc := range pvcs {
-		if _, ok := uids[pvc.UID]; !ok || pvc.DeletionTimestamp != nil {
-			continue
-		}
-		if err := n.writer.DeletePVC(ctx, tc, pvc.Name, apply.UIDIs(pvc.UID), why); err != nil {
-			return err
-		}
+	if found && !recorded {
+		n.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonHostDownPodKept,
+			"pod %s already runs a new member (its PVCs are new): not deleted (%s)", pod, why)
+		return nil
 	}
 	p, err := n.pods.Pods(tc.Namespace).Get(pod)
 	if apierrors.IsNotFound(err) {
@@ -253,5 +277,64 @@ func (n *NodeFailure) DeletePodAndPVCs(ctx context.Context, tc *v1alpha1.TidbClu
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", pod, err)
 	}
-	return n.writer.ForceDeletePod(ctx, tc, pod, p.UID, why)
+	force, err := n.mustForce(ctx, p)
+	if err != nil {
+		return err
+	}
+	if force {
+		return n.writer.ForceDeletePod(ctx, tc, pod, p.UID, why)
+	}
+	return n.writer.DeletePod(ctx, tc, pod, apply.UIDIs(p.UID), why)
+}
+
+// deleteRecordedClaims deletes pod's own PVCs whose UIDs are in uids. It
+// reports whether one of them is recorded, and whether any is in the cache.
+func (n *NodeFailure) deleteRecordedClaims(ctx context.Context, tc *v1alpha1.TidbCluster, pod string,
+	uids map[types.UID]v1alpha1.EmptyStruct, why string) (recorded, found bool, err error) {
+	claims, err := n.memberClaims(tc.Namespace, pod)
+	if err != nil {
+		return false, false, err
+	}
+	for _, name := range claims {
+		pvc, err := n.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return false, false, fmt.Errorf("get PVC %s: %w", name, err)
+		}
+		found = true
+		if _, ok := uids[pvc.UID]; !ok {
+			continue
+		}
+		recorded = true
+		if pvc.DeletionTimestamp != nil {
+			continue
+		}
+		if err := n.writer.DeletePVC(ctx, tc, name, apply.UIDIs(pvc.UID), why); err != nil {
+			return false, false, err
+		}
+	}
+	return recorded, found, nil
+}
+
+// mustForce reports whether pod p may only be deleted at once: it is
+// already Terminating, or its node is gone or not Ready. A node the
+// operator may not read counts as Ready (HostDown's Warning
+// FailedDetectNodeFailure names the missing permission).
+func (n *NodeFailure) mustForce(ctx context.Context, p *corev1.Pod) (bool, error) {
+	if p.DeletionTimestamp != nil {
+		return true, nil
+	}
+	if p.Spec.NodeName == "" || n.kube == nil {
+		return false, nil
+	}
+	node, err := n.node(ctx, p.Spec.NodeName)
+	if apierrors.IsForbidden(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return node == nil || !conditionTrue(node, corev1.NodeReady), nil
 }

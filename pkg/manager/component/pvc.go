@@ -19,9 +19,16 @@ import (
 // claimNames returns the PVC names of ordinal for the StatefulSet's volume
 // claim templates.
 func (m *Manager) claimNames(tc *v1alpha1.TidbCluster, templates []corev1.PersistentVolumeClaim, ordinal int32) []string {
+	return podClaimNames(templates, names.Pod(tc.Name, m.comp.Name(), ordinal))
+}
+
+// podClaimNames returns the names the StatefulSet controller gives the PVCs
+// of its volume claim templates for the pod named pod: "<template>-<pod>".
+// They are the member's own claims; PVCs of additionalVolumes are not.
+func podClaimNames(templates []corev1.PersistentVolumeClaim, pod string) []string {
 	var out []string
 	for _, t := range templates {
-		out = append(out, names.PVC(t.Name, tc.Name, m.comp.Name(), ordinal))
+		out = append(out, t.Name+"-"+pod)
 	}
 	return out
 }

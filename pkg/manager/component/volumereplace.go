@@ -195,19 +195,14 @@ func replicasOf(st *syncState) int32 {
 	return *st.live.Spec.Replicas
 }
 
-// dropMemberVolumes deletes the PVCs of the pod with ordinal (its claim
-// templates' and every PVC its volumes name), then the pod, each under a
-// UID precondition. A PVC created after the pod is left alone: it belongs
+// dropMemberVolumes deletes the PVCs of the pod with ordinal (those of the
+// StatefulSet's claim templates only: a PVC of additionalVolumes may be
+// shared by every pod), then the pod, each under a UID precondition. A PVC created after the pod is left alone: it belongs
 // to a pod the StatefulSet already created again, which a lagging cache
 // may not show yet.
 func (m *Manager) dropMemberVolumes(ctx context.Context, st *syncState, ordinal int32, pod *corev1.Pod) error {
 	why := fmt.Sprintf("%s=%s: the member left its cluster", label.AnnReplaceVolume, label.ReplaceVolumeTrue)
 	claims := m.claimNames(st.tc, st.live.Spec.VolumeClaimTemplates, ordinal)
-	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil && !slices.Contains(claims, v.PersistentVolumeClaim.ClaimName) {
-			claims = append(claims, v.PersistentVolumeClaim.ClaimName)
-		}
-	}
 	var deleted []string
 	for _, name := range claims {
 		pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(name)

@@ -212,6 +212,38 @@ func TestReplaceVolumeDeletesDataOnlyAfterTheMemberLeft(t *testing.T) {
 	}
 }
 
+// A PVC of additionalVolumes the pod mounts (shared by every pod) is not
+// the member's: only the claim template's PVC and the pod are deleted.
+func TestReplaceVolumeKeepsAdditionalVolumePVCs(t *testing.T) {
+	t.Parallel()
+	f, r, _ := replaceFixture(t, 0)
+	r.left = true
+	seedPVC(t, f, "shared-nfs", "1Gi", "")
+	annotateReplace(t, f, "basic-pd-2", label.ReplaceVolumeTrue)
+	pod, err := f.deps.PodLister.Pods("ns").Get("basic-pd-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod = pod.DeepCopy()
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "nfs", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-nfs"}}})
+	mustAdd(t, f.deps.KubeInformerFactory.Core().V1().Pods().Informer().GetIndexer().Update(pod))
+	f.deps.FakeKube.ClearActions()
+	ctx, _ := flow.WithRevisits(context.Background())
+	if err := f.mgr.Sync(ctx, newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	var deletes []string
+	for _, w := range verbsOn(f) {
+		if strings.HasPrefix(w, "delete") {
+			deletes = append(deletes, w)
+		}
+	}
+	if want := "delete persistentvolumeclaims/pd-basic-pd-2,delete pods/basic-pd-2"; strings.Join(deletes, ",") != want {
+		t.Errorf("deletes %v, want %s (never the shared PVC)", deletes, want)
+	}
+}
+
 // An unknown value is ignored, and a converged component with no request
 // makes no write at all.
 func TestReplaceVolumeIgnoresOtherValuesAndWritesNothingConverged(t *testing.T) {

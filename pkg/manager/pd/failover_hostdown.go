@@ -30,10 +30,10 @@ func (c *Component) hostDown(ctx context.Context, tc *v1alpha1.TidbCluster, name
 	return c.hosts.Restarted(ctx, tc, name, f.CreatedAt.Time)
 }
 
-// deletePodAndData deletes a deleted member's PVCs and pod: those recorded
-// in the failure and at once (grace period 0) when its host is down — no
-// kubelet would ever finish a graceful deletion — otherwise its data PVC
-// and pod by name.
+// deletePodAndData deletes a deleted member's PVCs and pod: for a
+// host-down record its own recorded PVCs and the pod by DeletePodAndPVCs
+// (grace period 0 only when its node is not Ready or gone), otherwise its
+// data PVC and pod by name.
 func (c *Component) deletePodAndData(ctx context.Context, tc *v1alpha1.TidbCluster, name, pvc string, f v1alpha1.PDFailureMember) error {
 	why := "failover of PD member " + name
 	if f.HostDown && len(f.PVCUIDSet) > 0 && c.hosts != nil {

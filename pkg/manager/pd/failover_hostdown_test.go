@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -44,27 +46,30 @@ func newPDHostFixture(t *testing.T, detect bool, nodeReady corev1.ConditionStatu
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: nodeReady}}}}
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pd-basic-pd-1", Namespace: "ns", UID: "pvc-1"}}
+	shared := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "shared-nfs", Namespace: "ns", UID: "shared"}}
+	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-pd", Namespace: "ns"},
+		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "pd"}}}}}
 	pod := pdPod(podCreated)
-	kube := kubefake.NewClientset(node, pvc, pod)
+	kube := kubefake.NewClientset(node, pvc, shared, pod)
 	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	pvcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	if err := pods.Add(pod); err != nil {
-		t.Fatal(err)
-	}
-	if err := pvcs.Add(pvc); err != nil {
-		t.Fatal(err)
+	sets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, add := range []error{pods.Add(pod), pvcs.Add(pvc), pvcs.Add(shared), sets.Add(set)} {
+		if add != nil {
+			t.Fatal(add)
+		}
 	}
 	rec := record.NewFakeRecorder(50)
 	clk := clocktesting.NewFakeClock(pdHostNow)
 	ctl := pdapi.NewFakeControl()
 	env := &component.Env{Writer: apply.NewApplier(kube, rec, apply.Caches{}), Kube: kube, Recorder: rec, Clock: clk,
 		Pods: corelisters.NewPodLister(pods), PVCs: corelisters.NewPersistentVolumeClaimLister(pvcs),
-		NodeFailure: component.NodeFailureConfig{Detect: detect, RestartGap: 10 * time.Minute}}
+		StatefulSets: appslisters.NewStatefulSetLister(sets), NodeFailure: component.NodeFailureConfig{Detect: detect, RestartGap: 10 * time.Minute}}
 	c := &Component{pd: ctl, clock: clk, failover: component.FailoverConfig{Enabled: true, Period: time.Minute},
 		writer: env.Writer, recorder: rec, hosts: component.NewNodeFailure(env)}
 	tc := membersTC([]bool{true, false, true}, pdHostNow.Add(-2*time.Hour))
 	tc.Status.PD.FailureMembers = map[string]v1alpha1.PDFailureMember{"basic-pd-1": {PodName: "basic-pd-1", MemberID: "11",
-		CreatedAt: metav1.NewTime(pdHostNow.Add(-time.Hour)), PVCUIDSet: map[types.UID]v1alpha1.EmptyStruct{"pvc-1": {}}}}
+		CreatedAt: metav1.NewTime(pdHostNow.Add(-time.Hour)), PVCUIDSet: map[types.UID]v1alpha1.EmptyStruct{"pvc-1": {}, "shared": {}}}}
 	kube.ClearActions()
 	return &pdHostFixture{c: c, tc: tc, kube: kube, ctl: ctl, pods: pods, clock: clk, rec: rec}
 }
@@ -74,7 +79,9 @@ func pdPod(created time.Time) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: "basic-pd-1", Namespace: "ns", UID: types.UID("pod-" + created.Format("150405")),
 			CreationTimestamp: metav1.NewTime(created)},
 		Spec: corev1.PodSpec{NodeName: "n1", Volumes: []corev1.Volume{{Name: "pd", VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "pd-basic-pd-1"}}}}},
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "pd-basic-pd-1"}}},
+			{Name: "nfs", VolumeSource: corev1.VolumeSource{ // additionalVolumes: shared by every pod
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-nfs"}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}},
 	}
 }

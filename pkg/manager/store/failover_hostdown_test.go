@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -37,6 +39,11 @@ var hostNow = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 const pvcUID = types.UID("pvc-uid-1")
 
+// sharedUID is the UID of the PVC "shared-nfs" every pod mounts from
+// additionalVolumes; the fixture's record holds it too (as records written
+// before PVCUIDs kept only the member's own PVCs did): it is never deleted.
+const sharedUID = types.UID("shared-uid")
+
 // hostFixture is a TiKV lifecycle over fakes: the failed store 21 of
 // basic-tikv-1 on node n1, recorded an hour ago with its PVC, three other
 // stores Up, and the pod, PVC and node in both the caches and the client.
@@ -46,6 +53,7 @@ type hostFixture struct {
 	kube     *kubefake.Clientset
 	ctl      *pdapi.FakeControl
 	pods     cache.Indexer
+	pvcs     cache.Indexer
 	clock    *clocktesting.FakeClock
 	recorder *record.FakeRecorder
 }
@@ -53,14 +61,17 @@ type hostFixture struct {
 func newHostFixture(t *testing.T, detect bool, node *corev1.Node, pod *corev1.Pod) *hostFixture {
 	t.Helper()
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "tikv-basic-tikv-1", Namespace: "ns", UID: pvcUID}}
-	kube := kubefake.NewClientset(node, pod, pvc)
+	shared := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "shared-nfs", Namespace: "ns", UID: sharedUID}}
+	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns"},
+		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "tikv"}}}}}
+	kube := kubefake.NewClientset(node, pod, pvc, shared)
 	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	pvcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	if err := pods.Add(pod); err != nil {
-		t.Fatal(err)
-	}
-	if err := pvcs.Add(pvc); err != nil {
-		t.Fatal(err)
+	sets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, add := range []error{pods.Add(pod), pvcs.Add(pvc), pvcs.Add(shared), sets.Add(set)} {
+		if add != nil {
+			t.Fatal(add)
+		}
 	}
 	rec := record.NewFakeRecorder(50)
 	clk := clocktesting.NewFakeClock(hostNow)
@@ -68,7 +79,7 @@ func newHostFixture(t *testing.T, detect bool, node *corev1.Node, pod *corev1.Po
 	env := &component.Env{
 		Writer: apply.NewApplier(kube, rec, apply.Caches{}), Kube: kube, PD: ctl, Recorder: rec, Clock: clk,
 		Pods: corelisters.NewPodLister(pods), PVCs: corelisters.NewPersistentVolumeClaimLister(pvcs),
-		AutoFailover: true, FailoverPeriods: map[string]time.Duration{"tikv": time.Minute},
+		StatefulSets: appslisters.NewStatefulSetLister(sets), AutoFailover: true, FailoverPeriods: map[string]time.Duration{"tikv": time.Minute},
 		NodeFailure: component.NodeFailureConfig{Detect: detect, HardRecoveryPeriod: 24 * time.Hour, RestartGap: 10 * time.Minute},
 	}
 	one := int32(1)
@@ -80,10 +91,10 @@ func newHostFixture(t *testing.T, detect bool, node *corev1.Node, pod *corev1.Po
 		LastTransitionTime: metav1.NewTime(hostNow.Add(-2 * time.Hour))}
 	tc.Status.TiKV = v1alpha1.TiKVStatus{Synced: true, Stores: stores, FailureStores: map[string]v1alpha1.TiKVFailureStore{
 		"21": {PodName: "basic-tikv-1", StoreID: "21", CreatedAt: metav1.NewTime(hostNow.Add(-time.Hour)),
-			PVCUIDSet: map[types.UID]v1alpha1.EmptyStruct{pvcUID: {}}},
+			PVCUIDSet: map[types.UID]v1alpha1.EmptyStruct{pvcUID: {}, sharedUID: {}}},
 	}}
 	kube.ClearActions()
-	return &hostFixture{l: New(hostKind, env), tc: tc, kube: kube, ctl: ctl, pods: pods, clock: clk, recorder: rec}
+	return &hostFixture{l: New(hostKind, env), tc: tc, kube: kube, ctl: ctl, pods: pods, pvcs: pvcs, clock: clk, recorder: rec}
 }
 
 func testNode(conds ...corev1.NodeCondition) *corev1.Node {
@@ -103,7 +114,9 @@ func testPod(ready bool, phase corev1.PodPhase, created time.Time) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv-1", Namespace: "ns", UID: "pod-uid-" + types.UID(created.Format("150405")),
 			CreationTimestamp: metav1.NewTime(created)},
 		Spec: corev1.PodSpec{NodeName: "n1", Volumes: []corev1.Volume{{Name: "tikv", VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "tikv-basic-tikv-1"}}}}},
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "tikv-basic-tikv-1"}}},
+			{Name: "nfs", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-nfs"}}}}},
 		Status: corev1.PodStatus{Phase: phase, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
 	}
 }
@@ -263,6 +276,8 @@ func TestHostDownAutoRecoveryOrder(t *testing.T) {
 	if err := f.l.Failover(ctx, f.tc); err != nil {
 		t.Fatalf("at Tombstone: %v", err)
 	}
+	assertDeletedPVCs(t, f.kube.Actions(), "tikv-basic-tikv-1")
+	assertForceDelete(t, f.kube.Actions()) // its node is Unknown
 	if w := f.writes(); len(w) != 2 || w[0] != "delete persistentvolumeclaims" || w[1] != "delete pods" {
 		t.Fatalf("at Tombstone wrote %v, want the PVC then the pod deleted", w)
 	}
@@ -347,6 +362,86 @@ func TestFailureRecordKeepsPVCs(t *testing.T) {
 	r, ok := f.tc.Status.TiKV.FailureStores["21"]
 	if _, has := r.PVCUIDSet[pvcUID]; !ok || !has {
 		t.Fatalf("record %+v lacks the PVC %s", r, pvcUID)
+	}
+	if _, has := r.PVCUIDSet[sharedUID]; has || len(r.PVCUIDSet) != 1 {
+		t.Fatalf("record %+v keeps the additionalVolumes PVC shared-nfs", r)
+	}
+}
+
+// assertDeletedPVCs: the client deleted exactly the PVCs named want.
+func assertDeletedPVCs(t *testing.T, actions []k8stesting.Action, want ...string) {
+	t.Helper()
+	var got []string
+	for _, a := range actions {
+		if d, ok := a.(k8stesting.DeleteActionImpl); ok && d.GetResource().Resource == "persistentvolumeclaims" {
+			got = append(got, d.GetName())
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("deleted PVCs %v, want %v", got, want)
+	}
+}
+
+// tombstoneFixture is a host-down record with auto-failure-recovery whose
+// store PD reports Tombstone, its node's Ready condition ready.
+func tombstoneFixture(t *testing.T, ready corev1.ConditionStatus, pod *corev1.Pod) *hostFixture {
+	t.Helper()
+	f := newHostFixture(t, true, testNode(nodeReady(ready)), pod)
+	f.tc.Annotations = map[string]string{label.AnnAutoFailureRecovery: "true"}
+	s := &f.tc.Status.TiKV
+	rec := s.FailureStores["21"]
+	rec.HostDown = true
+	s.FailureStores["21"] = rec
+	delete(s.Stores, "21")
+	s.TombstoneStores = map[string]v1alpha1.TiKVStore{"21": {ID: "21", PodName: "basic-tikv-1", State: pdapi.StoreStateNameTombstone}}
+	return f
+}
+
+// TestHostDownTombstoneDeletesARunningPodGracefully: the restarted pod on
+// a Ready node is deleted with its grace period and a UID precondition,
+// never at once (its container may still run).
+func TestHostDownTombstoneDeletesARunningPodGracefully(t *testing.T) {
+	t.Parallel()
+	f := tombstoneFixture(t, corev1.ConditionTrue, testPod(false, corev1.PodRunning, hostNow.Add(-30*time.Minute)))
+	if err := f.l.Failover(context.Background(), f.tc); err != nil {
+		t.Fatal(err)
+	}
+	assertDeletedPVCs(t, f.kube.Actions(), "tikv-basic-tikv-1")
+	var pod *k8stesting.DeleteActionImpl
+	for _, a := range f.kube.Actions() {
+		if d, ok := a.(k8stesting.DeleteActionImpl); ok && d.GetResource().Resource == "pods" {
+			pod = &d
+		}
+	}
+	if pod == nil || pod.DeleteOptions.GracePeriodSeconds != nil || pod.DeleteOptions.Preconditions == nil ||
+		pod.DeleteOptions.Preconditions.UID == nil || *pod.DeleteOptions.Preconditions.UID != "pod-uid-"+types.UID(hostNow.Add(-30*time.Minute).Format("150405")) {
+		t.Fatalf("pod deletion %+v, want a graceful one under the pod's UID", pod)
+	}
+	if !f.tc.Status.TiKV.FailureStores["21"].StoreDeleted {
+		t.Fatal("storeDeleted not set")
+	}
+}
+
+// TestHostDownTombstoneLeavesANewMemberAlone: an ordinal already back with
+// a new store on a new PVC keeps its pod; the record is done.
+func TestHostDownTombstoneLeavesANewMemberAlone(t *testing.T) {
+	t.Parallel()
+	f := tombstoneFixture(t, corev1.ConditionTrue, testPod(true, corev1.PodRunning, hostNow.Add(-5*time.Minute)))
+	fresh := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "tikv-basic-tikv-1", Namespace: "ns", UID: "pvc-uid-2"}}
+	if err := f.pvcs.Update(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.l.Failover(context.Background(), f.tc); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Fatalf("a new member's pod: wrote %v", w)
+	}
+	if !f.tc.Status.TiKV.FailureStores["21"].StoreDeleted {
+		t.Fatal("storeDeleted not set")
+	}
+	if e := f.events(); !strings.Contains(e, "Normal "+component.ReasonHostDownPodKept) {
+		t.Fatalf("events %s", e)
 	}
 }
 
