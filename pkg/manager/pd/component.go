@@ -91,11 +91,14 @@ func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *
 	return c.meta.SyncMembers(ctx, tc, memberIDs(tc))
 }
 
-// memberIDs maps each PD pod of tc to its member ID.
+// memberIDs maps each PD pod of tc to its member ID (members named after
+// a pod or its FQDN; other names are skipped).
 func memberIDs(tc *v1alpha1.TidbCluster) map[string]string {
 	ids := make(map[string]string, len(tc.Status.PD.Members))
 	for name, m := range tc.Status.PD.Members {
-		ids[name] = m.ID
+		if pod, _, ok := podOfMember(tc, name); ok {
+			ids[pod] = m.ID
+		}
 	}
 	return ids
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +64,7 @@ func (c *Component) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 			delete(s.FailureMembers, name)
 			continue
 		}
-		if ready, err := c.hostDown(ctx, tc, name); err != nil || !ready {
+		if ready, err := c.hostDown(ctx, tc, name, failurePod(name, f)); err != nil || !ready {
 			return err
 		}
 		if !hasQuorum {
@@ -77,13 +78,14 @@ func (c *Component) Failover(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 	return c.markFailure(tc)
 }
 
-// markFailure records the first desired member unhealthy past the period.
+// markFailure records the first desired member unhealthy past the period,
+// by member name (the pod's name or FQDN), with its pod's name.
 func (c *Component) markFailure(tc *v1alpha1.TidbCluster) error {
 	s := &tc.Status.PD
 	now := c.clock.Now()
 	for o := int32(0); o < tc.Spec.PD.Replicas; o++ {
-		name := names.Pod(tc.Name, names.PD, o)
-		m, ok := s.Members[name]
+		pod := names.Pod(tc.Name, names.PD, o)
+		name, m, ok := memberOfPod(tc, pod)
 		if _, recorded := s.FailureMembers[name]; recorded || !ok || m.Health ||
 			!component.Expired(m.LastTransitionTime.Time, c.failover.Period, now) {
 			continue
@@ -91,8 +93,8 @@ func (c *Component) markFailure(tc *v1alpha1.TidbCluster) error {
 		if s.FailureMembers == nil {
 			s.FailureMembers = map[string]v1alpha1.PDFailureMember{}
 		}
-		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: name, MemberID: m.ID, CreatedAt: metav1.NewTime(now),
-			PVCUIDSet: c.hosts.PVCUIDs(tc, name)}
+		s.FailureMembers[name] = v1alpha1.PDFailureMember{PodName: pod, MemberID: m.ID, CreatedAt: metav1.NewTime(now),
+			PVCUIDSet: c.hosts.PVCUIDs(tc, pod)}
 		c.recorder.Eventf(tc, corev1.EventTypeWarning, "PDMemberUnhealthy", "PD member %s is unhealthy; it will be replaced", name)
 		return flow.Requeue("PD member %s failed; replacing it", name)
 	}
@@ -108,11 +110,12 @@ func (c *Component) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster,
 	if err := c.client(tc).DeleteMemberByID(ctx, id); err != nil {
 		return fmt.Errorf("delete PD member %s: %w", name, err)
 	}
-	ordinal, err := names.Ordinal(name)
+	pod := failurePod(name, f)
+	ordinal, err := names.Ordinal(pod)
 	if err != nil {
 		return err
 	}
-	if err := c.deletePodAndData(ctx, tc, name, names.PVC(dataVolume, tc.Name, names.PD, ordinal), f); err != nil {
+	if err := c.deletePodAndData(ctx, tc, pod, names.PVC(dataVolume, tc.Name, names.PD, ordinal), f); err != nil {
 		return err
 	}
 	f.MemberDeleted = true
@@ -133,8 +136,8 @@ func (c *Component) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCl
 	}
 	wanted := max(tc.Spec.PD.Replicas+c.FailoverReplicas(tc), s.StatefulSet.Replicas)
 	for name, m := range s.Members {
-		ordinal, err := names.Ordinal(name)
-		if err != nil || ordinal < wanted {
+		_, ordinal, ok := podOfMember(tc, name)
+		if !ok || ordinal < wanted {
 			continue
 		}
 		id, err := strconv.ParseUint(m.ID, 10, 64)
@@ -151,11 +154,22 @@ func (c *Component) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCl
 	return nil
 }
 
+// allMembersHealthy reports whether the member of every desired pod is healthy.
 func allMembersHealthy(tc *v1alpha1.TidbCluster) bool {
 	for o := int32(0); o < tc.Spec.PD.Replicas; o++ {
-		if !tc.Status.PD.Members[names.Pod(tc.Name, names.PD, o)].Health {
+		if _, m, _ := memberOfPod(tc, names.Pod(tc.Name, names.PD, o)); !m.Health {
 			return false
 		}
 	}
 	return true
+}
+
+// failurePod is the pod of failure record name: its PodName, or for a
+// record without one the pod the member name is of.
+func failurePod(name string, f v1alpha1.PDFailureMember) string {
+	if f.PodName != "" {
+		return f.PodName
+	}
+	pod, _, _ := strings.Cut(name, ".")
+	return pod
 }

@@ -7,17 +7,17 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
-// hostDown runs spec §8.4 on the failure record of member name before the
+// hostDown runs spec §8.4 on the failure record of member name (of pod) before the
 // member is deleted: with --detect-node-failure a record whose PVCs are
 // known is marked host-down when its node is; with the cluster's
 // auto-failure-recovery annotation a host-down member's pod is first
 // restarted on another node, and the member may be deleted (ready) only
 // once the new pod ran for the restart gap and the member still fails.
-func (c *Component) hostDown(ctx context.Context, tc *v1alpha1.TidbCluster, name string) (ready bool, err error) {
+func (c *Component) hostDown(ctx context.Context, tc *v1alpha1.TidbCluster, name, pod string) (ready bool, err error) {
 	s := &tc.Status.PD
 	f := s.FailureMembers[name]
 	if !f.HostDown && len(f.PVCUIDSet) > 0 {
-		down, err := c.hosts.MarkHostDown(ctx, tc, "PD member "+name, name, f.CreatedAt.Time)
+		down, err := c.hosts.MarkHostDown(ctx, tc, "PD member "+name, pod, f.CreatedAt.Time)
 		if err != nil {
 			return false, err
 		}
@@ -27,7 +27,7 @@ func (c *Component) hostDown(ctx context.Context, tc *v1alpha1.TidbCluster, name
 	if !f.HostDown || !component.AutoRecovery(tc) {
 		return true, nil
 	}
-	return c.hosts.Restarted(ctx, tc, name, f.CreatedAt.Time)
+	return c.hosts.Restarted(ctx, tc, pod, f.CreatedAt.Time)
 }
 
 // deletePodAndData deletes a deleted member's PVCs and pod: for a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,9 +17,13 @@ import (
 // ReasonLeaderTransferred (Normal event): PD leadership was moved off a member before it restarts or leaves.
 const ReasonLeaderTransferred = "PDLeaderTransferred"
 
-// PreScaleIn transfers leadership away from the member being removed (to
-// the lowest remaining ordinal), then deletes it from PD. It waits while PD
-// cannot be reached, and refuses to remove the last PD of a cluster whose
+// PreScaleIn deletes the member of the pod being removed from PD (the
+// member named after the pod or its FQDN). It waits (a RequeueError naming
+// why) while PD cannot be reached, while the members left would have no
+// quorum of healthy ones, and while the member leads: leadership first
+// moves to the lowest healthy other member of this cluster, and with none
+// (only a peer cluster's members, or none healthy) it waits rather than
+// delete the leader. It refuses to remove the last PD of a cluster whose
 // other components still need it.
 func (c *Component) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	if !tc.Status.PD.Synced {
@@ -29,10 +32,17 @@ func (c *Component) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	if ordinal == 0 && (tc.Spec.TiKV != nil || tc.Spec.TiDB != nil || tc.Spec.TiFlash != nil) {
 		return flow.Ignore(fmt.Errorf("refusing to remove the last PD while other components exist"))
 	}
-	member := names.Pod(tc.Name, names.PD, ordinal)
-	if tc.Status.PD.Leader.Name == member {
-		if err := c.transferLeader(ctx, tc, member, ordinal, false); err != nil {
-			return err
+	pod := names.Pod(tc.Name, names.PD, ordinal)
+	member, _, listed := memberOfPod(tc, pod)
+	if !listed {
+		member = memberNameOfPod(tc, pod)
+	}
+	if listed && Membership(tc) > 1 {
+		if why := quorumWithout(tc, member); why != "" {
+			return flow.Requeue("PD member %s is not removed (scale-in): %s", member, why)
+		}
+		if tc.Status.PD.Leader.Name == member {
+			return c.leaveLeadership(ctx, tc, pod, member)
 		}
 	}
 	if err := c.client(tc).DeleteMember(ctx, member); err != nil {
@@ -50,7 +60,7 @@ func (c *Component) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster,
 	if !tc.Status.PD.Synced {
 		return flow.Requeue("PD must answer before a member restarts")
 	}
-	member := names.Pod(tc.Name, names.PD, ordinal)
+	member := memberNameOfPod(tc, names.Pod(tc.Name, names.PD, ordinal))
 	if why := quorumGate(tc, member); why != "" {
 		return flow.Requeue("%s", why)
 	}
@@ -88,8 +98,7 @@ func pickLeader(tc *v1alpha1.TidbCluster, member string, ordinal int32, preferHi
 		if name == member || !m.Health {
 			continue
 		}
-		pod, _, _ := strings.Cut(name, ".") // a member named after its pod's FQDN
-		if o, err := names.Ordinal(pod); err == nil {
+		if _, o, ok := podOfMember(tc, name); ok {
 			cands = append(cands, cand{name, o})
 		}
 	}
@@ -107,9 +116,11 @@ func pickLeader(tc *v1alpha1.TidbCluster, member string, ordinal int32, preferHi
 	return ""
 }
 
-// PodHealthy reports the member's health in PD.
+// PodHealthy reports the health in PD of the pod's member (named after the
+// pod or its FQDN); false when PD does not list it.
 func (c *Component) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {
-	return tc.Status.PD.Members[podName].Health
+	_, m, _ := memberOfPod(tc, podName)
+	return m.Health
 }
 
 // ForceUpgrade restarts every PD pod at once when PD cannot answer and

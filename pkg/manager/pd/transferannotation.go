@@ -79,16 +79,17 @@ func (c *Component) transferRequest(ctx context.Context, tc *v1alpha1.TidbCluste
 // transferOff moves leadership off pod when it leads, else (delete-pod)
 // deletes it; both wait while PD is not stable.
 func (c *Component) transferOff(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev1.Pod, ordinal int32, value string) error {
-	if reason := unstable(tc, pod.Name); reason != "" {
+	member := memberNameOfPod(tc, pod.Name)
+	if reason := unstable(tc, member); reason != "" {
 		flow.RevisitAfter(ctx, transferUnstableInterval, "%s=%s on %s waits: %s", label.AnnPDTransferLeader, value, pod.Name, reason)
 		return nil
 	}
-	if tc.Status.PD.Leader.Name == pod.Name {
-		if pickLeader(tc, pod.Name, ordinal, false) == "" {
-			flow.RevisitAfter(ctx, transferUnstableInterval, "no healthy PD member can take leadership from %s", pod.Name)
+	if tc.Status.PD.Leader.Name == member {
+		if pickLeader(tc, member, ordinal, false) == "" {
+			flow.RevisitAfter(ctx, transferUnstableInterval, "no healthy PD member of this cluster can take leadership from %s", member)
 			return nil
 		}
-		err := c.transferLeader(ctx, tc, pod.Name, ordinal, false)
+		err := c.transferLeader(ctx, tc, member, ordinal, false)
 		if re, waiting := flow.AsRequeue(err); waiting {
 			flow.RevisitAfter(ctx, transferPollInterval, "%s", re.Reason)
 			return nil

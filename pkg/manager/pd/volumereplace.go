@@ -3,7 +3,6 @@ package pd
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,18 +75,6 @@ func (c *Component) PrepareVolumeReplace(ctx context.Context, tc *v1alpha1.TidbC
 		"PD member %s deleted from PD before its volumes are replaced; it joins again as a new member", name)
 	delete(s.Members, name) // PD no longer lists it; the next observation says so too
 	return nil
-}
-
-// memberOfPod finds the PD member of pod in status.pd.members: PD names
-// it after the pod, or after the pod's FQDN ("<pod>.<peer service>...")
-// when spec.clusterDomain or spec.acrossK8s is set.
-func memberOfPod(tc *v1alpha1.TidbCluster, pod string) (string, v1alpha1.PDMember, bool) {
-	for name, m := range tc.Status.PD.Members {
-		if name == pod || strings.HasPrefix(name, pod+".") {
-			return name, m, true
-		}
-	}
-	return "", v1alpha1.PDMember{}, false
 }
 
 // leaveLeadership moves PD leadership off member (pod's), and always
