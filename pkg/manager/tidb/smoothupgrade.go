@@ -38,12 +38,17 @@ const finishRetry = 10 * time.Second
 // (a later restart, or an operator restart); one recorded for another pair
 // is finished first and the restart waits for the next sync. A restart
 // that changes no version, or a pair TiDB does not switch, goes on at
-// once. A failed start is returned and nothing restarts.
+// once. A failed start is returned and nothing restarts. When the pod is
+// missing (nil), the source version is the one the other servers still
+// run (runningVersion); with none on another version nothing is paused.
 func (c *Component) BeginRollout(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev1.Pod, desired *appsv1.StatefulSet) error {
-	if pod == nil {
-		return nil
+	target := imageTag(containerImage(desired.Spec.Template.Spec.Containers))
+	source := ""
+	if pod != nil {
+		source = imageTag(containerImage(pod.Spec.Containers))
+	} else {
+		source = c.runningVersion(tc, target)
 	}
-	source, target := imageTag(containerImage(pod.Spec.Containers)), imageTag(containerImage(desired.Spec.Template.Spec.Containers))
 	if source == "" || target == "" || source == target {
 		return nil
 	}
@@ -76,6 +81,30 @@ func (c *Component) BeginRollout(ctx context.Context, tc *v1alpha1.TidbCluster, 
 	c.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonSmoothUpgradeStarted,
 		"TiDB smooth upgrade %s → %s started through %s: user DDL is paused until every server runs %s", source, target, server, target)
 	return nil
+}
+
+// runningVersion is the image tag of the lowest-ordinal TiDB pod in the
+// cache whose tag is not target: a version the cluster still runs while
+// the rollout restarts a missing pod ("" when every pod runs target, none
+// exists, or there is no pod cache).
+func (c *Component) runningVersion(tc *v1alpha1.TidbCluster, target string) string {
+	if c.pods == nil {
+		return ""
+	}
+	n := tc.Spec.TiDB.Replicas
+	if sts := tc.Status.TiDB.StatefulSet; sts != nil {
+		n = max(n, sts.Replicas)
+	}
+	for o := int32(0); o < n; o++ {
+		p, err := c.pods.Pods(tc.Namespace).Get(names.Pod(tc.Name, names.TiDB, o))
+		if err != nil {
+			continue // missing: it starts on the desired template
+		}
+		if tag := imageTag(containerImage(p.Spec.Containers)); tag != "" && tag != target {
+			return tag
+		}
+	}
+	return ""
 }
 
 // EndRollout finishes a smooth upgrade the TidbCluster records once every

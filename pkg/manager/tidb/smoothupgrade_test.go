@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -217,5 +219,49 @@ func TestSmoothUpgradeEnds(t *testing.T) {
 	f.pc.ClearActions()
 	if err := f.c.EndRollout(context.Background(), f.tc); err != nil || patches(f.pc) != 0 || len(f.calls()) != 2 {
 		t.Errorf("with nothing recorded EndRollout = %v, %d patches, calls %v", err, patches(f.pc), f.calls())
+	}
+}
+
+// TestSmoothUpgradeOfAMissingPodTakesTheVersionOfTheOthers: when the pod
+// the rollout restarts first is missing, the version TiDB upgrades from is
+// the one other servers still run (the lowest ordinal's differing from the
+// target), so DDL is paused all the same; with no other server on another
+// version nothing is asked and the restart goes on.
+func TestSmoothUpgradeOfAMissingPodTakesTheVersionOfTheOthers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		others     map[string]string // pod → tag
+		wantCalls  string
+		wantSource string
+	}{
+		{name: "others run the old version", others: map[string]string{"basic-tidb-0": "v7.1.2", "basic-tidb-1": "v8.1.0"},
+			wantCalls: "StartUpgrade basic-tidb-1", wantSource: "v7.1.2"},
+		{name: "others run the target", others: map[string]string{"basic-tidb-0": "v8.1.0", "basic-tidb-1": "v8.1.0"}},
+		{name: "no other pod", others: map[string]string{}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newSmoothFixture(t, nil)
+			pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			for name, tag := range tt.others {
+				p := tidbPod(tag)
+				p.Name = name
+				if err := pods.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.c.pods = corelisters.NewPodLister(pods)
+			if err := f.c.BeginRollout(context.Background(), f.tc, nil, tidbSet("v8.1.0")); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(f.calls(), ","); got != tt.wantCalls {
+				t.Errorf("calls %q, want %q", got, tt.wantCalls)
+			}
+			if got := f.tc.Annotations[label.AnnSmoothUpgradeSourceVersion]; got != tt.wantSource {
+				t.Errorf("recorded source %q, want %q", got, tt.wantSource)
+			}
+		})
 	}
 }
