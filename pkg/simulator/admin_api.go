@@ -19,6 +19,7 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("GET "+api.PathPrefix+"/clusters", s.handleListClusters)
 	mux.HandleFunc("GET "+cluster, s.handleGetCluster)
 	mux.HandleFunc("PUT "+cluster+"/config", s.handleSetClusterConfig)
+	mux.HandleFunc("PUT "+cluster+"/timings", s.handleSetClusterTimings)
 	mux.HandleFunc("PUT "+cluster+"/members/{member}/unhealthy", s.memberHealthHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/members/{member}/unhealthy", s.memberHealthHandler(false))
 	mux.HandleFunc("PUT "+cluster+"/stores/{id}/down", s.storeDownHandler(true))
@@ -268,24 +269,55 @@ func (s *Server) handleSetTimings(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	t, err := s.reg.UpdateTimings(func(t *Timings) {
-		for _, f := range []struct {
-			in  *api.Duration
-			out *time.Duration
-		}{
-			{upd.MaxStoreDownTime, &t.MaxStoreDownTime}, {upd.StoreDisconnectTime, &t.StoreDisconnectTime},
-			{upd.RegionMigrationTime, &t.RegionMigrationTime}, {upd.LeaderDrainTime, &t.LeaderDrainTime},
-			{upd.LeaderReturnTime, &t.LeaderReturnTime}, {upd.TiCDCDrainTime, &t.TiCDCDrainTime},
-			{upd.PumpOfflineTime, &t.PumpOfflineTime},
-		} {
-			if f.in != nil {
-				*f.out = time.Duration(*f.in)
-			}
-		}
-	})
+	t, err := s.reg.UpdateTimings(func(t *Timings) { applyTimings(t, upd) })
 	if err != nil {
 		adminError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, timingsJSON(t))
+}
+
+// handleSetClusterTimings gives one cluster timings of its own: the fields of the update over its current
+// ones (the simulator-wide ones until the first such call). A negative duration changes nothing (400).
+func (s *Server) handleSetClusterTimings(w http.ResponseWriter, r *http.Request) {
+	var upd api.TimingsUpdate
+	if err := readJSON(r, &upd); err != nil {
+		adminError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	var (
+		out Timings
+		err error
+	)
+	if !s.onCluster(w, r, true, func(c *Cluster) {
+		t := c.timings()
+		applyTimings(&t, upd)
+		if err = t.Validate(); err == nil {
+			c.ownTimings, out = &t, t
+		}
+	}) {
+		return
+	}
+	if err != nil {
+		adminError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, timingsJSON(out))
+}
+
+// applyTimings sets the durations upd names.
+func applyTimings(t *Timings, upd api.TimingsUpdate) {
+	for _, f := range []struct {
+		in  *api.Duration
+		out *time.Duration
+	}{
+		{upd.MaxStoreDownTime, &t.MaxStoreDownTime}, {upd.StoreDisconnectTime, &t.StoreDisconnectTime},
+		{upd.RegionMigrationTime, &t.RegionMigrationTime}, {upd.LeaderDrainTime, &t.LeaderDrainTime},
+		{upd.LeaderReturnTime, &t.LeaderReturnTime}, {upd.TiCDCDrainTime, &t.TiCDCDrainTime},
+		{upd.PumpOfflineTime, &t.PumpOfflineTime},
+	} {
+		if f.in != nil {
+			*f.out = time.Duration(*f.in)
+		}
+	}
 }

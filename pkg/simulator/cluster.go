@@ -75,6 +75,18 @@ type Cluster struct {
 	faults        []*fault
 	nextFaultID   int
 	pdUnreachable bool
+	// ownTimings are this cluster's timings when set through the admin API (`PUT …/timings`), so tests
+	// sharing one simulator can slow down their own cluster only; nil follows the simulator-wide ones.
+	ownTimings *Timings
+}
+
+// timings returns the durations this cluster's state machine runs on: its own when set, else the
+// simulator-wide ones.
+func (c *Cluster) timings() Timings {
+	if c.ownTimings != nil {
+		return *c.ownTimings
+	}
+	return c.set.timings
 }
 
 // defaultSchedulers are the schedulers a fresh PD v8 runs.

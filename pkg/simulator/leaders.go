@@ -35,7 +35,7 @@ func (c *Cluster) moveLeaders(dt time.Duration) {
 	}
 	for _, s := range stores {
 		if s.leaders > 0 && (c.evicting[s.id] || s.state != pdapi.StoreStateUp) {
-			n := min(s.leaders, rateAmount(max(s.drainFrom, 1), dt, c.set.timings.LeaderDrainTime))
+			n := min(s.leaders, rateAmount(max(s.drainFrom, 1), dt, c.timings().LeaderDrainTime))
 			s.leaders -= n
 			c.unassigned += n
 		}
@@ -135,7 +135,7 @@ func (c *Cluster) balanceLeaders(dt time.Duration, stores []*store, targets map[
 		if !ok || dst.leaders >= target {
 			continue
 		}
-		budget := min(target-dst.leaders, rateAmount(target, dt, c.set.timings.LeaderReturnTime))
+		budget := min(target-dst.leaders, rateAmount(target, dt, c.timings().LeaderReturnTime))
 		for budget > 0 {
 			src := mostAboveTarget(stores, targets)
 			if src == nil {

@@ -6,7 +6,7 @@ import (
 )
 
 // Timings are the durations of the simulated state machine. They are simulator-wide and can be changed at
-// run time through the admin API.
+// run time through the admin API, for every cluster or (`PUT /sim/v1/clusters/{ns}/{tc}/timings`) for one.
 type Timings struct {
 	// MaxStoreDownTime: a store that misses heartbeats this long is reported Down (PD
 	// `schedule.max-store-down-time`).

@@ -160,7 +160,7 @@ func handleDeleteMemberByID(w http.ResponseWriter, r *http.Request, st *reqState
 }
 
 func handleConfig(w http.ResponseWriter, _ *http.Request, st *reqState) {
-	c, t := st.c, st.c.set.timings
+	c, t := st.c, st.c.timings()
 	m := c.members[st.t.pod]
 	cfg := pdapi.Config{
 		ClientUrls: "http://0.0.0.0:2379", PeerUrls: "http://0.0.0.0:2380",

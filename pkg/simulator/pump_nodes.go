@@ -172,7 +172,7 @@ func (c *Cluster) pumpAction(n *pumpNode, nodeID, action string, now time.Time) 
 	case n.proc.state != pumpOnline:
 		return "this pump's state is " + n.proc.state + ", apply " + action + " failed!", false
 	case action == "close":
-		n.proc.state, n.proc.closeLeft = pumpClosing, c.set.timings.PumpOfflineTime
+		n.proc.state, n.proc.closeLeft = pumpClosing, c.timings().PumpOfflineTime
 		c.log.Info("Pump closing", "pod", n.pod, "node", n.id)
 	case action == "pause":
 		n.proc.state = pumpPausing

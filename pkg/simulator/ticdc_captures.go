@@ -220,7 +220,7 @@ func (c *Cluster) moveTables(dt time.Duration) {
 	if len(eligible) == 0 {
 		return
 	}
-	period := c.set.timings.TiCDCDrainTime
+	period := c.timings().TiCDCDrainTime
 	if target := c.captures[c.cdcDrainTarget]; target != nil && target.tables > 0 {
 		n := min(target.tables, rateAmount(max(c.cdcDrainFrom, 1), dt, period))
 		target.tables -= n

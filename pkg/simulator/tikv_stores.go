@@ -155,9 +155,9 @@ func (c *Cluster) stateName(s *store, now time.Time) string {
 	}
 	downTime := now.Sub(s.lastHeartbeat)
 	switch {
-	case downTime > c.set.timings.MaxStoreDownTime:
+	case downTime > c.timings().MaxStoreDownTime:
 		return pdapi.StoreStateNameDown
-	case !c.storeLive(s) && downTime >= c.set.timings.StoreDisconnectTime:
+	case !c.storeLive(s) && downTime >= c.timings().StoreDisconnectTime:
 		return pdapi.StoreStateNameDisconnected
 	}
 	return pdapi.StoreStateNameUp
@@ -318,7 +318,7 @@ func (c *Cluster) progressOffline(dt time.Duration) {
 			continue
 		}
 		s.migrated += dt
-		if s.migrated >= c.set.timings.RegionMigrationTime {
+		if s.migrated >= c.timings().RegionMigrationTime {
 			s.state = pdapi.StoreStateTombstone
 			c.unassigned += s.leaders
 			s.leaders = 0
@@ -335,7 +335,7 @@ func (c *Cluster) regionsOf(s *store) int {
 	case pdapi.StoreStateTombstone:
 		return 0
 	case pdapi.StoreStateOffline:
-		total := c.set.timings.RegionMigrationTime
+		total := c.timings().RegionMigrationTime
 		if total <= 0 || s.migrated >= total {
 			return 0
 		}

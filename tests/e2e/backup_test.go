@@ -150,6 +150,7 @@ func jobComplete(j *batchv1.Job) bool {
 // deleting a cleanPolicy Delete Backup runs clean-<name> and the finalizer
 // goes only once Clean is True; a Retain Backup goes without a clean Job.
 func TestBackupRunsCleansAndRetains(t *testing.T) {
+	t.Parallel()
 	f := newBackupFixture(t)
 	ns := f.env.Namespace
 
@@ -256,6 +257,7 @@ func (f *backupFixture) failJob(t *testing.T, name string) {
 // first failure is recorded and retried with a new Job after 2s, the second
 // fails the Backup for good.
 func TestBackupRetriesAFailedJob(t *testing.T) {
+	t.Parallel()
 	f := newBackupFixture(t)
 	b := &v1alpha1.Backup{
 		ObjectMeta: metav1.ObjectMeta{Name: "flaky"},

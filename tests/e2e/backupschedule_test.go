@@ -69,6 +69,7 @@ func completeBackup(ctx context.Context, pc versioned.Interface, b *v1alpha1.Bac
 // Backup was three days ago (as after an operator outage) gets ONE Backup,
 // for today's 00:00 UTC, named and prefixed as the TiDB Operator does.
 func TestBackupScheduleCatchesUpOnceAfterDowntime(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	operator.StartManager(t, env.Namespace, nil)
@@ -131,6 +132,7 @@ func TestBackupScheduleCatchesUpOnceAfterDowntime(t *testing.T) {
 // Complete, which the test writes as the backup-manager would), and garbage
 // collection leaves the newest two.
 func TestBackupScheduleKeepsMaxBackups(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	operator.StartManager(t, env.Namespace, nil)

@@ -55,6 +55,7 @@ func startSimulator(t *testing.T, env *framework.Env) *simclient.Client {
 }
 
 func TestBasicClusterBecomesReadyAndIsCollected(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -42,6 +42,7 @@ spec:
 // StatefulSet; the dashboard's PV gets the default Retain policy; deleting
 // each removes its objects.
 func TestDashboardAndNGMonitoring(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

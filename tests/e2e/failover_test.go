@@ -23,6 +23,7 @@ func fastFailover(o *app.Options) {
 }
 
 func TestTiKVFailoverAddsAStoreAndRecoversByRequest(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -61,6 +62,7 @@ func TestTiKVFailoverAddsAStoreAndRecoversByRequest(t *testing.T) {
 }
 
 func TestTiDBFailoverAddsAServerAndRecovers(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -98,6 +100,7 @@ func upStoresOf(tc *v1alpha1.TidbCluster) int {
 }
 
 func TestPDFailoverRebuildsAFailedMember(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)

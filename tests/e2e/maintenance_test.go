@@ -93,6 +93,7 @@ func (w *deletionWatch) run(ctx context.Context, env *framework.Env, sim *simcli
 }
 
 func TestTiKVEvictLeaderAnnotation(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -194,6 +195,7 @@ func waitReplaced(t *testing.T, env *framework.Env, pc versioned.Interface, name
 }
 
 func TestPDTransferLeaderAndTiDBGracefulShutdownAnnotations(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -247,6 +249,7 @@ func readySince(p *corev1.Pod) time.Time {
 }
 
 func TestMinReadySecondsSpacesTiDBRestarts(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -25,6 +25,7 @@ import (
 // basic's components, and deleting the monitor removes them all (owner
 // references).
 func TestBasicTidbMonitorBecomesReadyAndIsCollected(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -32,6 +32,7 @@ import (
 // does) the annotation goes and TiKV rolls back onto the very ConfigMap it
 // mounted before (same data, same hashed name), without the key.
 func TestPiTRRestoreRunsTiKVWithGCOverlay(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

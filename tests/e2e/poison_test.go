@@ -60,6 +60,7 @@ func createPoison(t *testing.T, env *framework.Env, p poison) {
 // field named and nothing written for it, while a healthy cluster beside
 // them is scaled and converges.
 func TestPoisonObjectsNeverStopOtherClusters(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -37,6 +37,7 @@ func onlinePumps(tc *v1alpha1.TidbCluster) int {
 // is closing and a new one finishing; a version upgrade; a scale-out whose
 // new pump (the reused ordinal) registers online again.
 func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "binlog"}
@@ -47,7 +48,7 @@ func TestPumpGoesOfflineBeforeItsPodAndAcrossAnOperatorRestart(t *testing.T) {
 	})
 
 	slow := api.Duration(10 * time.Second)
-	if _, err := f.sim.SetTimings(env.Ctx, api.TimingsUpdate{PumpOfflineTime: &slow}); err != nil {
+	if _, err := f.sim.SetClusterTimings(env.Ctx, env.Namespace, f.name, api.TimingsUpdate{PumpOfflineTime: &slow}); err != nil {
 		t.Fatal(err)
 	}
 	violations := f.watchPodOutlives(t, "binlog-pump-1", pumpNotOffline("binlog-pump-1"))

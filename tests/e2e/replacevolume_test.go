@@ -66,6 +66,7 @@ func (w *replaceWatch) run(ctx context.Context, env *framework.Env, sim *simclie
 // deleted and reaches Tombstone before its PVC goes, the pod comes back on
 // a new PVC as a new Up store, the spare leaves, and the annotation is gone.
 func TestReplaceVolumeOfATiKVStore(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -146,6 +147,7 @@ func storeIDOf(tc *v1alpha1.TidbCluster, pod string) string {
 // comes back on a new PVC as a new member; the spare leaves and PD ends
 // with three healthy members.
 func TestReplaceVolumeOfThePDLeader(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -15,24 +15,15 @@ import (
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
-// slowRegionMigration makes Offline stores of the (shared) simulator take d
-// to become Tombstone until the test ends.
+// slowRegionMigration makes Offline stores of basic take d to become
+// Tombstone (timings of this cluster only, so tests sharing the simulator
+// keep theirs).
 func slowRegionMigration(t *testing.T, env *framework.Env, sim *simclient.Client, d time.Duration) {
 	t.Helper()
-	before, err := sim.Timings(env.Ctx)
-	if err != nil {
-		t.Fatalf("simulator timings: %v", err)
-	}
 	slow := api.Duration(d)
-	if _, err := sim.SetTimings(env.Ctx, api.TimingsUpdate{RegionMigrationTime: &slow}); err != nil {
+	if _, err := sim.SetClusterTimings(env.Ctx, env.Namespace, "basic", api.TimingsUpdate{RegionMigrationTime: &slow}); err != nil {
 		t.Fatalf("slow down region migration: %v", err)
 	}
-	t.Cleanup(func() {
-		restore := before.RegionMigrationTime
-		if _, err := sim.SetTimings(context.Background(), api.TimingsUpdate{RegionMigrationTime: &restore}); err != nil {
-			t.Errorf("restore region migration time: %v", err)
-		}
-	})
 }
 
 // waitSim waits until the simulated cluster satisfies cond.
@@ -52,6 +43,7 @@ func waitSim(t *testing.T, env *framework.Env, sim *simclient.Client, desc strin
 // going Offline for a scale-in; a new operator process finishes both from
 // what it observes, leaving no scheduler behind and no pod removed early.
 func TestOperatorRestartMidUpgradeAndMidScaleIn(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)

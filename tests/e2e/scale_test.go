@@ -126,6 +126,7 @@ func (w *watchInvariants) check(t *testing.T) {
 }
 
 func TestScaleTiKVAndPDOutAndIn(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)

@@ -44,6 +44,7 @@ spec:
 // Suspended without Progressing; removing the action brings the same
 // members back on the same data (PD's store IDs unchanged).
 func TestSuspendStopsEveryPodKeepsTheDataAndResumes(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -54,6 +54,7 @@ func readyPodUIDs(t *testing.T, env *framework.Env) map[string]types.UID {
 // ConfigMaps. A real change afterwards (a PD config key) does roll PD, and
 // v1's PD ConfigMap is deleted once no pod mounts it.
 func TestTakeoverOfAV1ClusterRestartsNothing(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

@@ -39,6 +39,7 @@ func readyCaptures(tc *v1alpha1.TidbCluster) int {
 // one finishing the same wait; a rolling upgrade resigns the owner before
 // its pod restarts and never takes two captures down at once; a scale-out.
 func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "ticdc"}
@@ -50,7 +51,7 @@ func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
 
 	// A drain long enough to stop the operator in the middle of it.
 	slow := api.Duration(15 * time.Second)
-	if _, err := f.sim.SetTimings(env.Ctx, api.TimingsUpdate{TiCDCDrainTime: &slow}); err != nil {
+	if _, err := f.sim.SetClusterTimings(env.Ctx, env.Namespace, f.name, api.TimingsUpdate{TiCDCDrainTime: &slow}); err != nil {
 		t.Fatal(err)
 	}
 	violations := f.watchPodOutlives(t, "ticdc-ticdc-2", captureTablesHeld("ticdc-ticdc-2"))
@@ -83,7 +84,7 @@ func TestTiCDCDrainsCapturesAndSurvivesAnOperatorRestart(t *testing.T) {
 	}
 
 	fast := api.Duration(time.Second)
-	if _, err := f.sim.SetTimings(env.Ctx, api.TimingsUpdate{TiCDCDrainTime: &fast}); err != nil {
+	if _, err := f.sim.SetClusterTimings(env.Ctx, env.Namespace, f.name, api.TimingsUpdate{TiCDCDrainTime: &fast}); err != nil {
 		t.Fatal(err)
 	}
 	owner := f.ownerPod(t)

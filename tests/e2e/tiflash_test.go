@@ -81,6 +81,7 @@ func upTiFlash(tc *v1alpha1.TidbCluster) int {
 // refuse (a table with 3 TiFlash replicas) held back with a Warning; a
 // version upgrade; a failover and its recovery.
 func TestTiFlashScaleUpgradeAndFailover(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: tiflashTC}

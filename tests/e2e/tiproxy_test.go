@@ -36,6 +36,7 @@ func healthyTiProxy(tc *v1alpha1.TidbCluster) int {
 // at once and ends with every pod on the new version; a second upgrade with
 // min-ready-seconds across an operator restart.
 func TestTiProxyScaleAndRollOneAtATime(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "tiproxy"}

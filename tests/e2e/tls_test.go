@@ -51,6 +51,7 @@ spec:
 `
 
 func TestTLSClusterLifecycleOverHTTPS(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "secure"}

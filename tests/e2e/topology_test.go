@@ -29,6 +29,7 @@ import (
 // PVs the meta labels, and once converged further syncs write no label —
 // neither in PD nor TiDB nor on a pod, PVC or PV.
 func TestTopologyLabels(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)

@@ -43,6 +43,7 @@ func annotateTC(t *testing.T, env *framework.Env, pc versioned.Interface, annota
 // after basic-tikv-2's restart long enough to take basic-tikv-1's store
 // down first.)
 func TestUpgradeSafetyTiKVWaitsForAllStoresUp(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -61,7 +62,7 @@ func TestUpgradeSafetyTiKVWaitsForAllStoresUp(t *testing.T) {
 	if down == 0 {
 		t.Fatalf("no store of basic-tikv-1 in %+v", state.Stores)
 	}
-	annotateTC(t, env, pc, map[string]any{label.AnnTiKVCheckAllStoresUpBeforeUpgrade: "true", "tidb.pingcap.com/tikv-min-ready-seconds": "30"})
+	annotateTC(t, env, pc, map[string]any{label.AnnTiKVCheckAllStoresUpBeforeUpgrade: "true", "tidb.pingcap.com/tikv-min-ready-seconds": "15"})
 	patchSpec(t, env, pc, map[string]any{"tikv": map[string]any{"version": "v8.5.1"}})
 	framework.WaitFor(t, env.Ctx, readyTimeout, "basic-tikv-2 restarted onto v8.5.1 and Ready", func(ctx context.Context) (bool, error) {
 		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, "basic-tikv-2", metav1.GetOptions{})
@@ -107,6 +108,7 @@ func TestUpgradeSafetyTiKVWaitsForAllStoresUp(t *testing.T) {
 // /upgrade/finish once every server runs v7.5.0, records the pause on the
 // TidbCluster meanwhile and leaves no annotation behind.
 func TestUpgradeSafetyTiDBSmoothUpgrade(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)

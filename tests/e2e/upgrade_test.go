@@ -61,6 +61,7 @@ func podRunsTag(p corev1.Pod, container, tag string) bool {
 }
 
 func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	sim := startSimulator(t, env)
@@ -126,6 +127,7 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 }
 
 func TestConfigChangeRollsOnlyThatComponent(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

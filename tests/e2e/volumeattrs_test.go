@@ -50,6 +50,7 @@ spec:
 // then the StatefulSet is created again with the new class in its claim
 // templates — no pod is replaced — and nothing is named Unsupported.
 func TestVolumeAttributesClassChangeMovesPVCsOneMemberAtATime(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

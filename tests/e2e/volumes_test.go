@@ -52,6 +52,7 @@ spec:
 // member at a time with no pod restarted and status.tikv.volumes tells the
 // progress; PD's stay as they are and its condition and a Warning say why.
 func TestVolumesGrowInPlaceOneMemberAtATime(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)

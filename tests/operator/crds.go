@@ -51,15 +51,35 @@ func CRDPlurals(t testing.TB) []string {
 	return plurals
 }
 
-// FreeAddr returns a 127.0.0.1 address with a port free at the time of the call.
+// handedOut are the ports FreeAddr returned in this process: a port is
+// never handed out twice, so tests running in parallel (each starting
+// controller-managers with their own metrics and health servers) cannot be
+// given the same port between the check and the bind.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// FreeAddr returns a 127.0.0.1 address with a port free at the time of the
+// call and not returned before in this process.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("find a free port: %v", err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return "127.0.0.1:" + strconv.Itoa(port)
+		}
 	}
-	defer func() { _ = ln.Close() }()
-	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	t.Fatal("find a free port: every port offered was handed out before")
+	return ""
 }
 
 // DeadProxy is an HTTP proxy address on loopback where nothing listens.

@@ -176,6 +176,17 @@ func (c *Client) SetTimings(ctx context.Context, upd api.TimingsUpdate) (*api.Ti
 	return &out, nil
 }
 
+// SetClusterTimings gives cluster namespace/name timings of its own: the durations named in upd over its
+// current ones (the simulator-wide ones until the first call); the simulator-wide timings and the other
+// clusters are left alone. It returns the cluster's timings; a negative duration is a 400 StatusError.
+func (c *Client) SetClusterTimings(ctx context.Context, namespace, name string, upd api.TimingsUpdate) (*api.Timings, error) {
+	var out api.Timings
+	if err := c.do(ctx, http.MethodPut, clusterPath(namespace, name, "/timings"), upd, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func putOrDelete(set bool) string {
 	if set {
 		return http.MethodPut
