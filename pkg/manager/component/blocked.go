@@ -7,7 +7,8 @@ import (
 )
 
 // upgradeBlocker returns why the component must not restart pods now: a
-// component it names (UpgradeBlocked) is present and scaling or upgrading.
+// component it names (UpgradeBlocked) is present and scaling, upgrading
+// or replacing a member's volumes (until the replaced pod is back).
 // It returns "" when the component names none or none is busy.
 func (m *Manager) upgradeBlocker(tc *v1alpha1.TidbCluster) string {
 	b, ok := m.comp.(UpgradeBlocked)
@@ -19,8 +20,12 @@ func (m *Manager) upgradeBlocker(tc *v1alpha1.TidbCluster) string {
 		if !ok || !peer.Enabled(tc) {
 			continue
 		}
-		if phase := peer.Status(tc).Phase; phase == v1alpha1.UpgradePhase || phase == v1alpha1.ScalePhase {
+		status := peer.Status(tc)
+		if phase := status.Phase; phase == v1alpha1.UpgradePhase || phase == v1alpha1.ScalePhase {
 			return fmt.Sprintf("%s is in phase %s", name, phase)
+		}
+		if status.VolReplaceInProgress {
+			return fmt.Sprintf("%s is replacing a member's volumes", name)
 		}
 	}
 	return ""

@@ -54,7 +54,8 @@ const (
 	// ReasonReplaceVolumePodDeleted (Normal event): the member left its cluster; its PVCs and
 	// pod were deleted and the StatefulSet creates it again on fresh volumes.
 	ReasonReplaceVolumePodDeleted = "ReplaceVolumePodDeleted"
-	// ReasonReplaceVolumeFinished (Normal event): no member of the component asks for a replacement any more.
+	// ReasonReplaceVolumeFinished (Normal event): no member of the component asks for a replacement any more
+	// and every pod of the component, the replaced one on its fresh volumes included, is back (Ready, healthy).
 	ReasonReplaceVolumeFinished = "ReplaceVolumeFinished"
 )
 
@@ -89,11 +90,14 @@ func firstReplaceRequest(ctx context.Context, pods map[int32]*corev1.Pod, log bo
 
 // spareReplicas is the number of extra pods a replacement in progress asks
 // for: the component's spare count while one of its pods carries the
-// request, else 0. It is re-derived from the pods on every sync, so an
-// operator restarted mid-way keeps the spares until the request is gone.
+// request or the replaced pod is not back yet (the ComponentVolumeReplacing
+// condition is still set), else 0. It is re-derived from the pods and the
+// status on every sync, so an operator restarted mid-way keeps the spares
+// until the replacement finished.
 func (m *Manager) spareReplicas(ctx context.Context, tc *v1alpha1.TidbCluster, pods map[int32]*corev1.Pod) int32 {
 	r, ok := m.comp.(VolumeReplacer)
-	if !ok || firstReplaceRequest(ctx, pods, false) < 0 {
+	replacing := meta.FindStatusCondition(m.comp.Status(tc).Conditions, ConditionVolumeReplacing) != nil
+	if !ok || (!replacing && firstReplaceRequest(ctx, pods, false) < 0) {
 		return 0
 	}
 	return max(r.SpareVolumeReplicas(tc), 0)
@@ -103,7 +107,10 @@ func (m *Manager) spareReplicas(ctx context.Context, tc *v1alpha1.TidbCluster, p
 // replace-volume request per sync, one member at a time: wait for the
 // spare pods and every other member to be available, let the component
 // take the member out of its cluster, then delete the member's PVCs and
-// its pod. With spec.enablePVCReplace it first asks for the replacements a
+// its pod. The replacement is finished (condition removed,
+// volReplaceInProgress false, ReplaceVolumeFinished) only once no pod asks
+// for one and every pod is back: not terminating, Ready and healthy, the
+// replaced one on its fresh volumes (finishReplace). With spec.enablePVCReplace it first asks for the replacements a
 // volume change that cannot be made in place needs (volumereplacepvc.go).
 // Waits are revisits (flow.RevisitAfter) so the scale-out of the spares
 // in the same sync is never held back.
@@ -121,10 +128,8 @@ func (m *Manager) replaceVolumes(ctx context.Context, st *syncState) error {
 	ordinal := firstReplaceRequest(ctx, pods, true)
 	status.VolReplaceInProgress = ordinal >= 0
 	if ordinal < 0 {
-		if prev != nil {
-			meta.RemoveStatusCondition(&status.Conditions, ConditionVolumeReplacing)
-			m.eventf(st.tc, corev1.EventTypeNormal, ReasonReplaceVolumeFinished,
-				"no %s pod asks for its volumes to be replaced any more", m.comp.Name())
+		if prev != nil && !m.finishReplace(ctx, st, pods) {
+			return nil
 		}
 		return m.requestPVCReplace(ctx, st, pods)
 	}
@@ -137,10 +142,33 @@ func (m *Manager) replaceVolumes(ctx context.Context, st *syncState) error {
 	if err != nil {
 		return err
 	}
+	m.replacing(ctx, st, msg)
+	return nil
+}
+
+// finishReplace ends a replacement no pod asks for any more once every pod
+// of the component is back (see replaceBlocked), and reports whether it
+// did; until then the replacement stays in progress and says what it
+// waits for.
+func (m *Manager) finishReplace(ctx context.Context, st *syncState, pods map[int32]*corev1.Pod) bool {
+	if why := m.replaceBlocked(ctx, st, pods, -1); why != "" {
+		m.comp.Status(st.tc).VolReplaceInProgress = true
+		m.replacing(ctx, st, fmt.Sprintf("volume replacement waits for every %s pod to be back on its volumes: %s", m.comp.Name(), why))
+		return false
+	}
+	meta.RemoveStatusCondition(&m.comp.Status(st.tc).Conditions, ConditionVolumeReplacing)
+	m.eventf(st.tc, corev1.EventTypeNormal, ReasonReplaceVolumeFinished,
+		"no %s pod asks for its volumes to be replaced any more and every pod is back", m.comp.Name())
+	return true
+}
+
+// replacing sets the ComponentVolumeReplacing condition to msg and asks
+// for a revisit.
+func (m *Manager) replacing(ctx context.Context, st *syncState, msg string) {
+	status := m.comp.Status(st.tc)
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionVolumeReplacing, Status: metav1.ConditionTrue,
 		Reason: ReasonReplaceVolumeWaiting, Message: msg, ObservedGeneration: st.tc.Generation})
 	flow.RevisitAfter(ctx, replaceRecheck, "%s", msg)
-	return nil
 }
 
 // replaceStep does what the request of ordinal allows now and says what
@@ -165,8 +193,9 @@ func (m *Manager) replaceStep(ctx context.Context, st *syncState, r VolumeReplac
 
 // replaceBlocked says why the member of ordinal may not leave yet ("" when
 // it may): the spare pods are not all there, or another pod of the
-// component is not available (Ready and healthy), because a member leaves
-// only while every other one serves.
+// component is not available (there, not terminating, Ready and healthy),
+// because a member leaves only while every other one serves. With ordinal
+// -1 it says why not every pod is available.
 func (m *Manager) replaceBlocked(ctx context.Context, st *syncState, pods map[int32]*corev1.Pod, ordinal int32) string {
 	want := m.comp.Replicas(st.tc) + m.failoverReplicas(st.tc) + m.spareReplicas(ctx, st.tc, pods)
 	if st.live.Spec.Replicas == nil || *st.live.Spec.Replicas < want {
@@ -181,6 +210,8 @@ func (m *Manager) replaceBlocked(ctx context.Context, st *syncState, pods map[in
 		switch {
 		case !ok || !PodReady(p):
 			return fmt.Sprintf("pod %s-%d is not Ready", st.live.Name, o)
+		case p.DeletionTimestamp != nil:
+			return fmt.Sprintf("pod %s is terminating", p.Name)
 		case health != nil && !health.PodHealthy(st.tc, p.Name):
 			return fmt.Sprintf("%s is not healthy", p.Name)
 		}
