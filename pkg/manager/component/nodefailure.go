@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,30 @@ type NodeFailure struct {
 	writer   *apply.Applier
 	recorder record.EventRecorder
 	clock    clock.PassiveClock
+
+	mu        sync.Mutex
+	forbidden map[string]bool // failure records already told FailedDetectNodeFailure
+}
+
+// maxForbiddenWarned bounds the records remembered for
+// FailedDetectNodeFailure: past it the memory starts again (at worst one
+// more Warning per record).
+const maxForbiddenWarned = 1024
+
+// firstForbidden reports whether the record of pod failed since since has
+// not been told FailedDetectNodeFailure yet, and remembers it was.
+func (n *NodeFailure) firstForbidden(tc *v1alpha1.TidbCluster, pod string, since time.Time) bool {
+	key := tc.Namespace + "/" + tc.Name + "/" + pod + "@" + since.UTC().Format(time.RFC3339Nano)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.forbidden[key] {
+		return false
+	}
+	if n.forbidden == nil || len(n.forbidden) >= maxForbiddenWarned {
+		n.forbidden = map[string]bool{}
+	}
+	n.forbidden[key] = true
+	return true
 }
 
 // NewNodeFailure returns the node-failure handling over env.
@@ -128,8 +153,8 @@ func (n *NodeFailure) memberClaims(ns, pod string) ([]string, error) {
 // when nothing says so: the failure lasted longer than the hard recovery
 // period; the pod's phase is Unknown or it is NotReady on a node whose
 // Ready condition is not True; the node reports RODiskFound. A node the
-// operator may not read is a Warning FailedDetectNodeFailure and counts as
-// up; another failure to read it is an error; a missing node counts as up
+// operator may not read is a Warning FailedDetectNodeFailure (once per
+// failure record, i.e. pod and since) and counts as up; another failure to read it is an error; a missing node counts as up
 // (its pods are being deleted).
 func (n *NodeFailure) HostDown(ctx context.Context, tc *v1alpha1.TidbCluster, pod string, since time.Time) (string, error) {
 	period := n.cfg.HardRecoveryPeriod
@@ -151,8 +176,10 @@ func (n *NodeFailure) HostDown(ctx context.Context, tc *v1alpha1.TidbCluster, po
 	}
 	node, err := n.node(ctx, p.Spec.NodeName)
 	if apierrors.IsForbidden(err) {
-		n.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedDetectNodeFailure,
-			"node %s of pod %s cannot be read (the operator needs get on nodes): %v", p.Spec.NodeName, pod, err)
+		if n.firstForbidden(tc, pod, since) {
+			n.recorder.Eventf(tc, corev1.EventTypeWarning, ReasonFailedDetectNodeFailure,
+				"node %s of pod %s cannot be read (the operator needs get on nodes): %v", p.Spec.NodeName, pod, err)
+		}
 		return "", nil
 	}
 	if err != nil || node == nil {
@@ -251,40 +278,41 @@ func (n *NodeFailure) Restarted(ctx context.Context, tc *v1alpha1.TidbCluster, p
 // no kubelet would finish a graceful deletion: its node is NotReady,
 // Unknown or gone, or the pod is already Terminating; otherwise it is
 // deleted gracefully under a UID precondition. A pod none of whose PVCs is
-// in uids already runs a new member: it is left alone (a Normal event).
+// in uids already runs a new member: it is left alone (a Normal event) and
+// kept is true.
 // Callers must have made sure the data may go (PD reports the store
 // Tombstone, or the member was removed from PD). It errors, deleting
 // nothing, when pod's StatefulSet is not in the cache; an error of a read
 // or delete is returned, and a call again resumes.
 func (n *NodeFailure) DeletePodAndPVCs(ctx context.Context, tc *v1alpha1.TidbCluster, pod string,
-	uids map[types.UID]v1alpha1.EmptyStruct, why string) error {
+	uids map[types.UID]v1alpha1.EmptyStruct, why string) (kept bool, err error) {
 	if n == nil || n.writer == nil || n.pvcs == nil || n.pods == nil {
-		return fmt.Errorf("deleting pod %s and its PVCs: no writer or caches", pod)
+		return false, fmt.Errorf("deleting pod %s and its PVCs: no writer or caches", pod)
 	}
 	recorded, found, err := n.deleteRecordedClaims(ctx, tc, pod, uids, why)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if found && !recorded {
 		n.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonHostDownPodKept,
 			"pod %s already runs a new member (its PVCs are new): not deleted (%s)", pod, why)
-		return nil
+		return true, nil
 	}
 	p, err := n.pods.Pods(tc.Namespace).Get(pod)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("get pod %s: %w", pod, err)
+		return false, fmt.Errorf("get pod %s: %w", pod, err)
 	}
 	force, err := n.mustForce(ctx, p)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if force {
-		return n.writer.ForceDeletePod(ctx, tc, pod, p.UID, why)
+		return false, n.writer.ForceDeletePod(ctx, tc, pod, p.UID, why)
 	}
-	return n.writer.DeletePod(ctx, tc, pod, apply.UIDIs(p.UID), why)
+	return false, n.writer.DeletePod(ctx, tc, pod, apply.UIDIs(p.UID), why)
 }
 
 // deleteRecordedClaims deletes pod's own PVCs whose UIDs are in uids. It

@@ -60,7 +60,8 @@ func TestHostDownReadsEachNodeOncePerSync(t *testing.T) {
 }
 
 // TestHostDownWithoutNodePermission: a forbidden node read is a Warning
-// naming the permission, and the host counts as up (the sync goes on).
+// naming the permission, and the host counts as up (the sync goes on); the
+// Warning is emitted once per failure record, not on every sync.
 func TestHostDownWithoutNodePermission(t *testing.T) {
 	t.Parallel()
 	kube := kubefake.NewClientset()
@@ -76,6 +77,20 @@ func TestHostDownWithoutNodePermission(t *testing.T) {
 	}
 	if e := <-rec.Events; !strings.Contains(e, "Warning "+ReasonFailedDetectNodeFailure) || !strings.Contains(e, "get on nodes") {
 		t.Fatalf("event %q", e)
+	}
+	for range 3 { // later syncs of the same record
+		if _, err := n.HostDown(flow.WithMemo(context.Background()), tc, "p", time.Date(2025, 12, 31, 23, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.Events) != 0 {
+		t.Fatalf("the Warning repeated for the same failure record: %q", <-rec.Events)
+	}
+	if _, err := n.HostDown(context.Background(), tc, "p", time.Date(2025, 12, 31, 23, 30, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Events) != 1 {
+		t.Fatalf("a new failure record: %d Warnings, want 1", len(rec.Events))
 	}
 }
 
@@ -176,8 +191,8 @@ func TestDeletePodAndPVCsForcesOnlyWhenNothingWouldFinish(t *testing.T) {
 	} {
 		n, kube, _ := deleteFixture(t, c.ready, c.terminating)
 		tc := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}}
-		if err := n.DeletePodAndPVCs(context.Background(), tc, "basic-tikv-1", recorded, "test"); err != nil {
-			t.Fatal(err)
+		if kept, err := n.DeletePodAndPVCs(context.Background(), tc, "basic-tikv-1", recorded, "test"); err != nil || kept {
+			t.Fatalf("DeletePodAndPVCs = %v, %v; want deleted", kept, err)
 		}
 		want := "persistentvolumeclaims/tikv-basic-tikv-1," + c.pod
 		if got := strings.Join(deletes(t, kube), ","); got != want {
@@ -195,8 +210,8 @@ func TestDeletePodAndPVCsLeavesANewMemberAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}}
-	if err := n.DeletePodAndPVCs(context.Background(), tc, "basic-tikv-1", recorded, "test"); err != nil {
-		t.Fatal(err)
+	if kept, err := n.DeletePodAndPVCs(context.Background(), tc, "basic-tikv-1", recorded, "test"); err != nil || !kept {
+		t.Fatalf("DeletePodAndPVCs = %v, %v; want the pod kept", kept, err)
 	}
 	if d := deletes(t, kube); len(d) != 0 {
 		t.Fatalf("a new member: deleted %v", d)

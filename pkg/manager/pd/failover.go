@@ -115,12 +115,17 @@ func (c *Component) replaceMember(ctx context.Context, tc *v1alpha1.TidbCluster,
 	if err != nil {
 		return err
 	}
-	if err := c.deletePodAndData(ctx, tc, pod, names.PVC(dataVolume, tc.Name, names.PD, ordinal), f); err != nil {
+	kept, err := c.deletePodAndData(ctx, tc, pod, names.PVC(dataVolume, tc.Name, names.PD, ordinal), f)
+	if err != nil {
 		return err
 	}
 	f.MemberDeleted = true
 	tc.Status.PD.FailureMembers[name] = f
-	c.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted with its pod and data; it rejoins as a new member", name)
+	done := " with its pod and data; it rejoins as a new member"
+	if kept {
+		done = "; pod " + pod + " kept: it already runs a new member on new PVCs"
+	}
+	c.recorder.Eventf(tc, corev1.EventTypeNormal, "PDMemberDeleted", "PD member %s deleted%s", name, done)
 	return nil
 }
 

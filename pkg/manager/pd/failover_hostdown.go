@@ -32,15 +32,15 @@ func (c *Component) hostDown(ctx context.Context, tc *v1alpha1.TidbCluster, name
 
 // deletePodAndData deletes a deleted member's PVCs and pod: for a
 // host-down record its own recorded PVCs and the pod by DeletePodAndPVCs
-// (grace period 0 only when its node is not Ready or gone), otherwise its
-// data PVC and pod by name.
-func (c *Component) deletePodAndData(ctx context.Context, tc *v1alpha1.TidbCluster, name, pvc string, f v1alpha1.PDFailureMember) error {
-	why := "failover of PD member " + name
+// (grace period 0 only when its node is not Ready or gone; kept when the
+// pod already runs a new member), otherwise its data PVC and pod by name.
+func (c *Component) deletePodAndData(ctx context.Context, tc *v1alpha1.TidbCluster, pod, pvc string, f v1alpha1.PDFailureMember) (kept bool, err error) {
+	why := "failover of PD pod " + pod
 	if f.HostDown && len(f.PVCUIDSet) > 0 && c.hosts != nil {
-		return c.hosts.DeletePodAndPVCs(ctx, tc, name, f.PVCUIDSet, why+" (host down)")
+		return c.hosts.DeletePodAndPVCs(ctx, tc, pod, f.PVCUIDSet, why+" (host down)")
 	}
 	if err := c.writer.DeletePVC(ctx, tc, pvc, nil, why); err != nil {
-		return err
+		return false, err
 	}
-	return c.writer.DeletePod(ctx, tc, name, nil, why)
+	return false, c.writer.DeletePod(ctx, tc, pod, nil, why)
 }

@@ -73,13 +73,17 @@ func (l *Lifecycle) recoverHostDown(ctx context.Context, tc *v1alpha1.TidbCluste
 	st, live := s.Stores[id]
 	if !live || st.State == pdapi.StoreStateNameTombstone {
 		why := fmt.Sprintf("%s store %s is Tombstone after its host went down", l.kind.Label, id)
-		if err := l.hosts.DeletePodAndPVCs(ctx, tc, f.PodName, f.PVCUIDSet, why); err != nil {
+		kept, err := l.hosts.DeletePodAndPVCs(ctx, tc, f.PodName, f.PVCUIDSet, why)
+		if err != nil {
 			return err
 		}
 		f.StoreDeleted = true
 		s.FailureStores[id] = f
-		l.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonStoreTombstone,
-			"%s; pod %s and its PVCs deleted, it comes back with an empty store", why, f.PodName)
+		done := "pod " + f.PodName + " and its PVCs deleted, it comes back with an empty store"
+		if kept {
+			done = "pod " + f.PodName + " kept: it already runs a new store on new PVCs"
+		}
+		l.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonStoreTombstone, "%s; %s", why, done)
 		return nil
 	}
 	if st.State == pdapi.StoreStateNameOffline {

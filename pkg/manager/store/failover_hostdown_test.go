@@ -423,7 +423,8 @@ func TestHostDownTombstoneDeletesARunningPodGracefully(t *testing.T) {
 }
 
 // TestHostDownTombstoneLeavesANewMemberAlone: an ordinal already back with
-// a new store on a new PVC keeps its pod; the record is done.
+// a new store on a new PVC keeps its pod; the record is done, and the
+// StoreTombstone event says the pod was kept (nothing deleted).
 func TestHostDownTombstoneLeavesANewMemberAlone(t *testing.T) {
 	t.Parallel()
 	f := tombstoneFixture(t, corev1.ConditionTrue, testPod(true, corev1.PodRunning, hostNow.Add(-5*time.Minute)))
@@ -440,8 +441,17 @@ func TestHostDownTombstoneLeavesANewMemberAlone(t *testing.T) {
 	if !f.tc.Status.TiKV.FailureStores["21"].StoreDeleted {
 		t.Fatal("storeDeleted not set")
 	}
-	if e := f.events(); !strings.Contains(e, "Normal "+component.ReasonHostDownPodKept) {
+	e := f.events()
+	if !strings.Contains(e, "Normal "+component.ReasonHostDownPodKept) {
 		t.Fatalf("events %s", e)
+	}
+	for _, line := range strings.Split(e, "\n") {
+		if strings.Contains(line, ReasonStoreTombstone) && (strings.Contains(line, "deleted") || !strings.Contains(line, "kept")) {
+			t.Fatalf("StoreTombstone event %q, want it to say the pod was kept", line)
+		}
+	}
+	if !strings.Contains(e, ReasonStoreTombstone) {
+		t.Fatalf("events %s, want StoreTombstone", e)
 	}
 }
 
