@@ -64,10 +64,6 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	}
 	add(len(s.PDMS) > 0, "spec.pdms")
 	add(s.PD != nil && s.PD.Mode == "ms", "spec.pd.mode")
-	add(s.StartScriptVersion == "v2", "spec.startScriptVersion")
-	add(len(s.StartScriptV2FeatureFlags) > 0, "spec.startScriptV2FeatureFlags")
-	add(s.Discovery.AutomountServiceAccountToken != nil && !*s.Discovery.AutomountServiceAccountToken,
-		"spec.discovery.automountServiceAccountToken")
 	out = append(out, unreadTiFlashConfig(s)...)
 	slices.Sort(out)
 	return out

@@ -77,3 +77,18 @@ func TestUnsupportedFieldsFollowBuiltComponents(t *testing.T) {
 		t.Errorf("a basic cluster sets nothing unsupported, got %v", got)
 	}
 }
+
+// TestStartScriptV2AndDiscoveryTokenAreActedOn: the v2 start scripts, their
+// feature flags and discovery without an automatic token are acted on, so
+// the Unsupported condition no longer names them.
+func TestStartScriptV2AndDiscoveryTokenAreActedOn(t *testing.T) {
+	t.Parallel()
+	tc := newTC()
+	no := false
+	tc.Spec.StartScriptVersion = "v2"
+	tc.Spec.StartScriptV2FeatureFlags = []v1alpha1.StartScriptV2FeatureFlag{"WaitForDnsNameIpMatch", "NoWaitDNS"}
+	tc.Spec.Discovery.AutomountServiceAccountToken = &no
+	if got := unsupportedFields(tc, nil); len(got) != 0 {
+		t.Errorf("named as unsupported: %v", got)
+	}
+}

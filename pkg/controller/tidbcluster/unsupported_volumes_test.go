@@ -69,9 +69,8 @@ func TestUnappliedVolumeAttributesClassesAreNamed(t *testing.T) {
 	changed.Spec.TiKV.VolumeAttributesClassName = &fast
 	slow := "slow"
 	changed.Spec.TiKV.StorageVolumes[0].VolumeAttributesClassName = &slow
-	no := false
-	changed.Spec.Discovery.AutomountServiceAccountToken = &no
-	want := "spec.discovery.automountServiceAccountToken, spec.tikv.storageVolumes[raft].volumeAttributesClassName, spec.tikv.volumeAttributesClassName"
+	changed.Spec.PD.Mode = "ms"
+	want := "spec.pd.mode, spec.tikv.storageVolumes[raft].volumeAttributesClassName, spec.tikv.volumeAttributesClassName"
 	if cond := unsupported(changed); cond == nil || cond.Status != metav1.ConditionTrue || !strings.HasSuffix(cond.Message, want) {
 		t.Fatalf("Unsupported = %+v, want True naming %s", cond, want)
 	}

@@ -7,22 +7,47 @@ import (
 )
 
 // sameScriptMeaning reports whether two start scripts start the same server
-// the same way: the program the script finally execs and every flag it can
-// pass to it, with the script's own plain variables expanded. Comments,
-// spacing, variable names, the DNS wait and the debug switch are not
-// compared, so a script the TiDB Operator v1 rendered for the same cluster
-// compares equal to ours, while a changed flag (data dir, scheme, config
-// path, name) does not.
+// the same way: the program the script finally execs, every flag it can
+// pass to it, with the script's own plain variables expanded, and what it
+// waits for first (dnsWaitOf). Comments, spacing, variable names, the way
+// the DNS wait is written and the debug switch are not compared, so a
+// script the TiDB Operator v1 rendered for the same cluster compares equal
+// to ours, while a changed flag (data dir, scheme, config path, name) or a
+// DNS wait added, dropped or made to match the pod's addresses (the v2
+// feature flags) does not.
 func sameScriptMeaning(a, b string) bool {
 	ma, oka := scriptMeaningOf(a)
 	mb, okb := scriptMeaningOf(b)
-	return oka && okb && ma.exec == mb.exec && slices.Equal(ma.flags, mb.flags)
+	return oka && okb && ma.exec == mb.exec && ma.wait == mb.wait && slices.Equal(ma.flags, mb.flags)
 }
 
-// scriptMeaning is the program a start script execs and the flags it can pass.
+// scriptMeaning is the program a start script execs, the flags it can pass
+// and the DNS wait before it.
 type scriptMeaning struct {
 	exec  string
 	flags []string // sorted, unique
+	wait  string
+}
+
+var (
+	addressRE = regexp.MustCompile(`\bhostname\s+-[iI]\b`)
+	lookupRE  = regexp.MustCompile(`\b(nslookup|dig|getent)\s`)
+)
+
+// dnsWaitOf names the DNS wait of a script's lines: "address" when it
+// compares the pod's own addresses (hostname -i/-I) with a lookup, "resolve"
+// when it only looks a name up (nslookup, dig, getent), "" without either.
+func dnsWaitOf(lines []string) string {
+	wait := ""
+	for _, l := range lines {
+		switch {
+		case addressRE.MatchString(l):
+			return "address"
+		case lookupRE.MatchString(l):
+			wait = "resolve"
+		}
+	}
+	return wait
 }
 
 var (
@@ -35,7 +60,7 @@ var (
 func scriptMeaningOf(s string) (scriptMeaning, bool) {
 	lines := scriptLines(s)
 	vars := plainVariables(lines)
-	var m scriptMeaning
+	m := scriptMeaning{wait: dnsWaitOf(lines)}
 	seen := map[string]bool{}
 	for _, line := range lines {
 		if rest, ok := strings.CutPrefix(line, "exec "); ok {

@@ -105,7 +105,7 @@ func newDeployment(tc *v1alpha1.TidbCluster, image string) *appsv1.Deployment {
 		}
 	}
 	one := int32(1)
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		ObjectMeta: meta(tc),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &one,
@@ -127,6 +127,8 @@ func newDeployment(tc *v1alpha1.TidbCluster, image string) *appsv1.Deployment {
 			},
 		},
 	}
+	setServiceAccountToken(tc, &d.Spec.Template.Spec)
+	return d
 }
 
 // Objects returns every object the manager applies for tc, in apply order,

@@ -71,7 +71,7 @@ func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	script, err := newStartScript(tc)
+	script, err := startScripts.Render(tc)
 	if err != nil {
 		return nil, err
 	}
