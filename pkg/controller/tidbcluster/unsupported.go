@@ -64,9 +64,35 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 	}
 	add(len(s.PDMS) > 0, "spec.pdms")
 	add(s.PD != nil && s.PD.Mode == "ms", "spec.pd.mode")
+	if v := scriptV2NotRendered(s); v != "" {
+		out = append(out, v)
+	}
 	out = append(out, unreadTiFlashConfig(s)...)
 	slices.Sort(out)
 	return out
+}
+
+// scriptV2NotRendered names the components present whose start script has
+// a v2 generation in the TiDB Operator that this operator does not render
+// (TiFlash, TiCDC, Pump keep their one script), when spec.startScriptVersion
+// is v2; PD, TiKV and TiDB render theirs, TiProxy has one in both.
+func scriptV2NotRendered(s *v1alpha1.TidbClusterSpec) string {
+	if s.StartScriptVersion != "v2" {
+		return ""
+	}
+	var comps []string
+	for _, c := range []struct {
+		name    string
+		present bool
+	}{{"tiflash", s.TiFlash != nil}, {"ticdc", s.TiCDC != nil}, {"pump", s.Pump != nil}} {
+		if c.present {
+			comps = append(comps, c.name)
+		}
+	}
+	if len(comps) == 0 {
+		return ""
+	}
+	return "spec.startScriptVersion (v2 for " + strings.Join(comps, ", ") + ")"
 }
 
 // unreadTiFlashConfig names the keys of spec.tiflash.config other than the

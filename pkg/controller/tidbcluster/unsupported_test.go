@@ -2,6 +2,7 @@ package tidbcluster
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +91,23 @@ func TestStartScriptV2AndDiscoveryTokenAreActedOn(t *testing.T) {
 	tc.Spec.Discovery.AutomountServiceAccountToken = &no
 	if got := unsupportedFields(tc, nil); len(got) != 0 {
 		t.Errorf("named as unsupported: %v", got)
+	}
+}
+
+// TestStartScriptV2NamesComponentsWithOneScript: TiFlash, TiCDC and Pump
+// have no v2 script here, so v2 with one of them is named.
+func TestStartScriptV2NamesComponentsWithOneScript(t *testing.T) {
+	t.Parallel()
+	tc := newTC()
+	tc.Spec.StartScriptVersion = "v2"
+	tc.Spec.TiFlash = &v1alpha1.TiFlashSpec{Replicas: 1}
+	tc.Spec.Pump = &v1alpha1.PumpSpec{Replicas: 1}
+	got := unsupportedFields(tc, map[string]bool{"tiflash": true, "pump": true})
+	if want := []string{"spec.startScriptVersion (v2 for tiflash, pump)"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	tc.Spec.StartScriptVersion = "v1"
+	if got := unsupportedFields(tc, map[string]bool{"tiflash": true, "pump": true}); len(got) != 0 {
+		t.Errorf("v1 with TiFlash and Pump: got %v", got)
 	}
 }
