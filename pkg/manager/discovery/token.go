@@ -11,7 +11,7 @@ import (
 // automatic mount is turned off.
 const (
 	tokenVolume     = "kube-api-access"
-	tokenDir        = "/var/run/secrets/kubernetes.io/serviceaccount"
+	tokenDir        = "/var/run/secrets/kubernetes.io/serviceaccount" //nolint:gosec // G101: a mount path, not a credential
 	tokenExpiration = int64(3607)
 )
 
