@@ -50,6 +50,7 @@ spec:
 // ConfigMaps carrying the v2 scripts, restarts every PD, TiKV and TiDB pod
 // onto them, and is Ready again.
 func TestStartScriptV2Switch(t *testing.T) {
+	t.Parallel()
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	startSimulator(t, env)
