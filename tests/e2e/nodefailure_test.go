@@ -116,6 +116,70 @@ func TestNodeFailureReplacesAHostDownStore(t *testing.T) {
 	}
 }
 
+// TestNodeFailureReplacesAHostDownPDMember: basic-pd-1 runs alone on a
+// node of its own, which then fails while PD reports the member unhealthy.
+// With --detect-node-failure the failure record is marked host-down
+// (NodeFailure); PD failover then deletes the member and — its node being
+// Unknown — force-deletes the pod with its own PVC, so the ordinal comes
+// back on another node as a new, healthy member and the failover member
+// leaves again. (A graceful deletion would never finish on a dead node:
+// without the host-down mark the pod would stay Terminating.) It runs
+// alone, as isolatePod cordons every other node for a moment.
+func TestNodeFailureReplacesAHostDownPDMember(t *testing.T) {
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	sim := startSimulator(t, env)
+	operator.StartManager(t, env.Namespace, func(o *app.Options) {
+		o.Controller.PDFailoverPeriod = time.Second
+		o.Controller.DetectNodeFailure = true
+	})
+	pc := deployBasic(t, env)
+	patchSpec(t, env, pc, map[string]any{"pd": map[string]any{"maxFailoverCount": 1}})
+	node := isolatePod(t, env, "basic-pd-1")
+	waitReady(t, env, pc, "basic is Ready with basic-pd-1 on its own node", func(tc *v1alpha1.TidbCluster) bool {
+		return tc.Status.PD.Members["basic-pd-1"].Health
+	})
+	oldID := getTC(t, env, pc).Status.PD.Members["basic-pd-1"].ID
+	oldPod := getPod(t, env, "basic-pd-1")
+	oldPVC := getPVC(t, env, "pd-basic-pd-1")
+
+	failNode(t, env, node, "basic-pd-1")
+	if err := sim.SetMemberUnhealthy(env.Ctx, env.Namespace, "basic", "basic-pd-1", true); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, env.Ctx, readyTimeout, "basic-pd-1 recorded host-down", func(ctx context.Context) (bool, error) {
+		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "basic", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		f := tc.Status.PD.FailureMembers["basic-pd-1"]
+		framework.Observef(ctx, "failure members %+v", tc.Status.PD.FailureMembers)
+		return f.HostDown, nil
+	})
+	framework.WaitFor(t, env.Ctx, readyTimeout, "basic-pd-1 back on another node as a new healthy member, with a new PVC", func(ctx context.Context) (bool, error) {
+		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "basic", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		p, perr := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, "basic-pd-1", metav1.GetOptions{})
+		c, cerr := env.Kube.CoreV1().PersistentVolumeClaims(env.Namespace).Get(ctx, "pd-basic-pd-1", metav1.GetOptions{})
+		if perr != nil || cerr != nil {
+			return false, nil //nolint:nilerr // being recreated
+		}
+		m := tc.Status.PD.Members["basic-pd-1"]
+		framework.Observef(ctx, "member %+v, pod %s on %s, PVC %s, failures %+v", m, p.UID, p.Spec.NodeName, c.UID, tc.Status.PD.FailureMembers)
+		return m.ID != "" && m.ID != oldID && m.Health && p.UID != oldPod.UID && p.Spec.NodeName != node && c.UID != oldPVC.UID, nil
+	})
+	for _, reason := range []string{"NodeFailure", "PDMemberDeleted"} {
+		if !hasEvent(t, env, reason) {
+			t.Errorf("no %s event", reason)
+		}
+	}
+	waitReady(t, env, pc, "PD recovers with three healthy members", func(tc *v1alpha1.TidbCluster) bool {
+		return len(tc.Status.PD.FailureMembers) == 0 && tc.Status.PD.StatefulSet.Replicas == 3 && len(tc.Status.PD.Members) == 3
+	})
+}
+
 // newStoreUp reports whether pod has an Up store other than old.
 func newStoreUp(tc *v1alpha1.TidbCluster, pod, old string) bool {
 	for id, s := range tc.Status.TiKV.Stores {
