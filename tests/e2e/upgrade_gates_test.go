@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -157,10 +158,10 @@ func restartedSince(ctx context.Context, env *framework.Env, component string, b
 	for pod, uid := range before {
 		p, err := env.Kube.CoreV1().Pods(env.Namespace).Get(ctx, pod, metav1.GetOptions{})
 		switch {
-		case err != nil && ctx.Err() != nil:
-			return "" // the window ended during the read
+		case apierrors.IsNotFound(err):
+			return component + " pod " + pod + " is gone while the rollout had to wait"
 		case err != nil:
-			return component + " pod " + pod + " is gone: " + err.Error()
+			return "" // not read (the window ends, or the client's limiter sees it would); the next poll looks again
 		case p.UID != uid || p.DeletionTimestamp != nil:
 			return component + " pod " + pod + " was restarted while the rollout had to wait"
 		}
