@@ -46,7 +46,7 @@ func (c *Control) reclaim(ctx context.Context, tm *v1alpha1.TidbMonitor) (string
 		if err == nil && pv.Spec.PersistentVolumeReclaimPolicy == policy && labels.SelectorFromSet(want).Matches(labels.Set(pv.Labels)) {
 			continue
 		}
-		if err := c.applier.PatchPV(ctx, tm, pvc.Spec.VolumeName, policy, want); err != nil {
+		if err := c.applier.PatchPV(ctx, tm, pvc.Spec.VolumeName, policy, want, nil); err != nil {
 			return "", fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", policy, pvc.Spec.VolumeName, pvc.Name, err)
 		}
 	}

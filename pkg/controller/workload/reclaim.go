@@ -42,7 +42,7 @@ func (s *Syncer) reclaim(ctx context.Context, r Request) error {
 		if err == nil && pv.Spec.PersistentVolumeReclaimPolicy == policy && labels.SelectorFromSet(want).Matches(labels.Set(pv.Labels)) {
 			continue
 		}
-		if err := s.Writer.PatchPV(ctx, r.Owner, pvc.Spec.VolumeName, policy, want); err != nil {
+		if err := s.Writer.PatchPV(ctx, r.Owner, pvc.Spec.VolumeName, policy, want, nil); err != nil {
 			return fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", policy, pvc.Spec.VolumeName, pvc.Name, err)
 		}
 	}

@@ -79,14 +79,6 @@ func (a *Applier) LabelPVC(ctx context.Context, owner Owner, name string, labels
 	return a.recordPatch(ctx, owner, "PersistentVolumeClaim", name, err)
 }
 
-// LabelPV merges labels and annotations into the (cluster-scoped) PV
-// name's metadata. A failure records a FailedPatch event.
-func (a *Applier) LabelPV(ctx context.Context, owner Owner, name string, labels, annotations map[string]string) error {
-	patch := metaPatch(labels, annotations)
-	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
-}
-
 // ResizePVC asks for size as the PVC name's storage request (the storage
 // driver then expands the volume). A failure records a FailedPatch event.
 func (a *Applier) ResizePVC(ctx context.Context, owner Owner, name string, size resource.Quantity) error {
@@ -97,12 +89,13 @@ func (a *Applier) ResizePVC(ctx context.Context, owner Owner, name string, size 
 }
 
 // PatchPV sets the PV name's reclaim policy (when policy is not "") and
-// merges labels into its labels.
+// merges labels and annotations into its metadata, in one write. A failure
+// records a FailedPatch event.
 func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
-	policy corev1.PersistentVolumeReclaimPolicy, labels map[string]string) error {
+	policy corev1.PersistentVolumeReclaimPolicy, labels, annotations map[string]string) error {
 	body := map[string]any{}
-	if len(labels) > 0 {
-		body["metadata"] = map[string]any{"labels": labels}
+	if meta := metaFields(labels, annotations); len(meta) > 0 {
+		body["metadata"] = meta
 	}
 	if policy != "" {
 		body["spec"] = map[string]any{"persistentVolumeReclaimPolicy": policy}
@@ -113,6 +106,13 @@ func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 }
 
 func metaPatch(labels, annotations map[string]string) []byte {
+	b, _ := json.Marshal(map[string]any{"metadata": metaFields(labels, annotations)})
+	return b
+}
+
+// metaFields is the metadata part of a merge patch: labels and annotations
+// when not empty.
+func metaFields(labels, annotations map[string]string) map[string]any {
 	meta := map[string]any{}
 	if len(labels) > 0 {
 		meta["labels"] = labels
@@ -120,8 +120,7 @@ func metaPatch(labels, annotations map[string]string) []byte {
 	if len(annotations) > 0 {
 		meta["annotations"] = annotations
 	}
-	b, _ := json.Marshal(map[string]any{"metadata": meta})
-	return b
+	return meta
 }
 
 func (a *Applier) recordDelete(ctx context.Context, owner Owner, kind, name, reason string, err error) error {

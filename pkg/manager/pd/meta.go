@@ -110,27 +110,26 @@ func (m *Meta) syncPVC(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev
 		errs = append(errs, m.writer.LabelPVC(ctx, tc, name, want, ann))
 	}
 	if m.pvs != nil && pvc.Spec.VolumeName != "" {
-		errs = append(errs, m.syncPV(ctx, tc, pvc.Spec.VolumeName, pod.Name, podLabels))
+		errs = append(errs, m.syncPV(ctx, tc, pvc, pod.Name, podLabels))
 	}
 	return errors.Join(errs...)
 }
 
-// syncPV labels a PV the cache holds: the reclaim step labels every bound
-// PV first, so a PV missing from the cache is labelled on a later sync.
-func (m *Meta) syncPV(ctx context.Context, tc *v1alpha1.TidbCluster, name, podName string, podLabels map[string]string) error {
-	pv, err := m.pvs.Get(name)
-	if apierrors.IsNotFound(err) {
+// syncPV gives the PV bound to pvc its meta labels together with what the
+// reclaim step would write (policy, the cache's labels): the reclaim step
+// leaves a new member's PV to this one write (component.AwaitsMetaLabels).
+// A PV not in the cache yet is one nobody labelled: it is patched too.
+func (m *Meta) syncPV(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim, podName string,
+	podLabels map[string]string) error {
+	want := component.DesiredPV(tc, pvc, podLabels, podName)
+	pv, err := m.pvs.Get(pvc.Spec.VolumeName)
+	switch {
+	case err == nil && want.Holds(pv):
 		return nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("get PV %s: %w", pvc.Spec.VolumeName, err)
 	}
-	if err != nil {
-		return fmt.Errorf("get PV %s: %w", name, err)
-	}
-	want := withKey(podLabels, label.NameLabelKey, label.TiDBCluster)
-	ann := map[string]string{label.AnnPodNameKey: podName}
-	if hasAll(pv.Labels, want) && hasAll(pv.Annotations, ann) {
-		return nil
-	}
-	return m.writer.LabelPV(ctx, tc, name, want, ann)
+	return m.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, want.Policy, want.Labels, want.Annotations)
 }
 
 // hasAll reports whether have holds every key of want with its value.

@@ -148,3 +148,33 @@ func TestMetaLabelsNoWriteWhenPresent(t *testing.T) {
 		t.Errorf("labels written without a cluster ID: err %v, patches %v", err, f.patches(t))
 	}
 }
+
+// TestMetaWritesANewPVOnce: a PV no one labelled yet (so not in the PV
+// cache) gets, in one patch, its member's IDs together with what the
+// reclaim step would have written: the policy and the cache's labels.
+func TestMetaWritesANewPVOnce(t *testing.T) {
+	t.Parallel()
+	f := newMetaFixture(t)
+	if err := f.pvs.Delete(&corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.meta.SyncMembers(context.Background(), f.tc, map[string]string{"basic-pd-0": "7"}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "persistentvolumes" {
+			n++
+		}
+	}
+	pv, err := f.kube.CoreV1().PersistentVolumes().Get(context.Background(), "pv-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain ||
+		pv.Labels[label.ManagedByLabelKey] != label.TiDBOperator || pv.Labels[label.NamespaceLabelKey] != "ns" ||
+		pv.Labels[label.MemberIDLabelKey] != "7" || pv.Annotations[label.AnnPodNameKey] != "basic-pd-0" {
+		t.Errorf("%d PV patches; PV policy %q labels %v annotations %v: want one patch with Retain, the cache's labels and the IDs",
+			n, pv.Spec.PersistentVolumeReclaimPolicy, pv.Labels, pv.Annotations)
+	}
+}

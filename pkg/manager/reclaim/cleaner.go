@@ -13,6 +13,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -88,7 +89,9 @@ func (c *Cleaner) memberGone(ctx context.Context, tc *v1alpha1.TidbCluster, pvc 
 // remove sets the PV to Delete and deletes the PVC, provided it is still
 // the one that was read.
 func (c *Cleaner) remove(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim, pod string) error {
-	if err := c.pvs.ensure(ctx, tc, pvc, corev1.PersistentVolumeReclaimDelete); err != nil {
+	want := component.DesiredPV(tc, pvc, nil, "")
+	want.Policy = corev1.PersistentVolumeReclaimDelete
+	if err := c.pvs.ensure(ctx, tc, pvc, want); err != nil {
 		return err
 	}
 	err := c.pvs.writer.DeletePVC(ctx, tc, pvc.Name,

@@ -3,8 +3,8 @@ package reclaim
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
@@ -15,14 +15,19 @@ import (
 // are the cleaner's). A converged cluster costs no API request: the PVs
 // are read from the cache.
 type PolicyManager struct {
-	pvcs corelisters.PersistentVolumeClaimLister
-	pvs  *volumes
+	pvcs  corelisters.PersistentVolumeClaimLister
+	pvs   *volumes
+	clock clock.PassiveClock
 }
 
 // NewPolicy returns the reclaim-policy step of a cluster sync (run first)
 // over env's caches and write layer.
 func NewPolicy(env *component.Env) *PolicyManager {
-	return &PolicyManager{pvcs: env.PVCs, pvs: newVolumes(env)}
+	clk := env.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &PolicyManager{pvcs: env.PVCs, pvs: newVolumes(env), clock: clk}
 }
 
 // NewCleaner returns the PVC cleaner of a cluster sync (run last).
@@ -37,26 +42,25 @@ func newVolumes(env *component.Env) *volumes {
 // Name labels metrics and logs.
 func (m *PolicyManager) Name() string { return "pv_reclaim_policy" }
 
-// Sync patches the PVs whose policy or labels differ. It does nothing for a
+// Sync patches the PVs whose policy or labels differ, except those of new
+// PD, TiKV and TiFlash PVCs the meta labeller will patch once with their
+// member's IDs (component.AwaitsMetaLabels). It does nothing for a
 // paused cluster or without a PV cache, and returns an error (the sync is
 // retried) when a patch fails.
 func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
 	if tc.Spec.Paused || m.pvs.lister == nil {
 		return nil
 	}
-	want := corev1.PersistentVolumeReclaimRetain
-	if tc.Spec.PVReclaimPolicy != nil {
-		want = *tc.Spec.PVReclaimPolicy
-	}
 	pvcs, err := claims(m.pvcs, tc)
 	if err != nil {
 		return err
 	}
+	now := m.clock.Now()
 	for _, pvc := range pvcs {
-		if deferred(pvc) {
+		if deferred(pvc) || component.AwaitsMetaLabels(pvc, now) {
 			continue
 		}
-		if err := m.pvs.ensure(ctx, tc, pvc, want); err != nil {
+		if err := m.pvs.ensure(ctx, tc, pvc, component.DesiredPV(tc, pvc, nil, "")); err != nil {
 			return err
 		}
 	}

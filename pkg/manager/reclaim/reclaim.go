@@ -20,10 +20,11 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
 // NamespaceLabelKey on a PV names the namespace of the cluster it serves.
-const NamespaceLabelKey = "app.kubernetes.io/namespace"
+const NamespaceLabelKey = label.NamespaceLabelKey
 
 // volumes reads PVs from the cache and patches them through the write layer.
 type volumes struct {
@@ -32,36 +33,23 @@ type volumes struct {
 	lister corelisters.PersistentVolumeLister // nil: PVs are off limits
 }
 
-// ensure gives the PV bound to pvc the policy and the cluster's labels,
-// unless the cache shows it has them. It does nothing without a PV cache.
+// ensure gives the PV bound to pvc what component.DesiredPV says (the
+// reclaim policy, the labels the PV cache filters on and the meta labels
+// the PVC already carries), unless the cache shows it has them. It does
+// nothing without a PV cache.
 func (v *volumes) ensure(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim,
-	policy corev1.PersistentVolumeReclaimPolicy) error {
+	want component.PVState) error {
 	if v.lister == nil {
 		return nil
 	}
-	want := pvLabels(tc, pvc)
 	pv, err := v.lister.Get(pvc.Spec.VolumeName)
-	if err == nil && pv.Spec.PersistentVolumeReclaimPolicy == policy && labels.SelectorFromSet(want).Matches(labels.Set(pv.Labels)) {
+	if err == nil && want.Holds(pv) {
 		return nil
 	}
-	if err := v.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, policy, want); err != nil {
-		return fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", policy, pvc.Spec.VolumeName, pvc.Name, err)
+	if err := v.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, want.Policy, want.Labels, want.Annotations); err != nil {
+		return fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", want.Policy, pvc.Spec.VolumeName, pvc.Name, err)
 	}
 	return nil
-}
-
-// pvLabels are the labels of the PV bound to pvc: the PVC's own component
-// labels plus the cluster's namespace (PVs have none).
-func pvLabels(tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim) map[string]string {
-	out := map[string]string{
-		label.ManagedByLabelKey: label.TiDBOperator,
-		label.InstanceLabelKey:  tc.Name,
-		NamespaceLabelKey:       tc.Namespace,
-	}
-	if c := pvc.Labels[label.ComponentLabelKey]; c != "" {
-		out[label.ComponentLabelKey] = c
-	}
-	return out
 }
 
 // claims returns the cluster's PVCs that are bound to a PV and not being
