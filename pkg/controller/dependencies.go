@@ -50,6 +50,10 @@ type CLIConfig struct {
 	// does. A change of the spec or of a StatefulSet's status, a wait or an
 	// error always reads them again.
 	StatusRefreshInterval time.Duration
+	// StatusProgressInterval is how long, at most, a status that only shows
+	// progress (tidbcluster.ProgressOnly) waits to be written with the next
+	// one while the cluster converges. Zero writes every change at once.
+	StatusProgressInterval time.Duration
 	// AutoFailover enables failover of PD, TiKV, TiDB and TiFlash members.
 	AutoFailover bool
 	// PDFailoverPeriod, TiKVFailoverPeriod, TiDBFailoverPeriod and
@@ -90,6 +94,7 @@ func DefaultCLIConfig() *CLIConfig {
 		ClusterScoped:           true,
 		ResyncDuration:          30 * time.Second,
 		StatusRefreshInterval:   time.Minute,
+		StatusProgressInterval:  15 * time.Second,
 		AutoFailover:            true,
 		PDFailoverPeriod:        5 * time.Minute,
 		TiKVFailoverPeriod:      5 * time.Minute,

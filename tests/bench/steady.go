@@ -107,6 +107,8 @@ var cacheResources = map[string]schema.GroupVersion{
 	"tidbclusters": {Group: "pingcap.com", Version: "v1alpha1"}, "backups": {Group: "pingcap.com", Version: "v1alpha1"},
 	"restores": {Group: "pingcap.com", Version: "v1alpha1"}, "backupschedules": {Group: "pingcap.com", Version: "v1alpha1"},
 	"jobs": {Group: "batch", Version: "v1"}, "storageclasses": {Group: "storage.k8s.io", Version: "v1"},
+	"tidbinitializers": {Group: "pingcap.com", Version: "v1alpha1"}, "tidbmonitors": {Group: "pingcap.com", Version: "v1alpha1"},
+	"tidbdashboards": {Group: "pingcap.com", Version: "v1alpha1"}, "tidbngmonitorings": {Group: "pingcap.com", Version: "v1alpha1"},
 }
 
 // cost reads the operator's CPU and memory, and counts its informer

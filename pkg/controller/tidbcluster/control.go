@@ -78,6 +78,9 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	}
 	live := tc.DeepCopy() // what the API server has; only its status is written
 	original := &live.Status
+	if pending := c.memory.Pending(tc); pending != nil {
+		tc.Status = *pending // what the last sync computed and held back
+	}
 	defaulting.SetTidbClusterDefaults(tc)
 	c.recordSpecReplicas(tc)
 
@@ -100,6 +103,10 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	c.setConditions(tc, syncErr, blockers.List())
 	tc.Status.ObservedGeneration = tc.Generation
 
+	if shortened, held := c.holdProgress(tc, original, syncErr); held {
+		c.countOutcome(tc, syncErr)
+		return shortened
+	}
 	wrote, err := c.status.UpdateStatus(ctx, live, &tc.Status)
 	if err != nil {
 		c.memory.Forget(tc.UID)
@@ -109,7 +116,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	// Members are reused only after a sync that found nothing new: right
 	// after Ready, PD may still be moving region leaders between stores.
 	converged := syncErr == nil && !wrote && meta.IsStatusConditionTrue(tc.Status.Conditions, v1alpha1.TidbClusterReady)
-	c.memory.Remember(tc, &tc.Status, start, !reuseMembers, converged)
+	c.memory.Remember(tc, &tc.Status, start, !reuseMembers, converged, wrote)
 	c.countOutcome(tc, syncErr)
 	return syncErr
 }

@@ -34,7 +34,7 @@ type Controller struct {
 // components run in order on every sync. It fails only when an informer
 // refuses a handler.
 func NewController(deps *controller.Dependencies, components []Component) (*Controller, error) {
-	memory := NewStatusMemory(deps.Clock, deps.CLIConfig.StatusRefreshInterval)
+	memory := NewStatusMemory(deps.Clock, deps.CLIConfig.StatusRefreshInterval, deps.CLIConfig.StatusProgressInterval)
 	c := &Controller{
 		deps:    deps,
 		memory:  memory,

@@ -25,6 +25,9 @@ import (
 type StatusMemory struct {
 	clock   clock.PassiveClock
 	refresh time.Duration
+	// progress is how long a status that only shows progress may wait
+	// before it is written (0: never); see HoldProgress.
+	progress time.Duration
 
 	mu       sync.Mutex
 	clusters map[types.UID]*memo
@@ -35,12 +38,17 @@ type memo struct {
 	generation int64     // the spec generation the status was computed for
 	observedAt time.Time // when members were last read
 	converged  bool      // the last sync ended done and Ready, and changed nothing
+	writtenAt  time.Time // when this process last wrote the status (zero: never)
+	// pending is a status computed but held back (progress only, written
+	// within the progress interval); the next sync starts from it.
+	pending *v1alpha1.TidbClusterStatus
 }
 
 // NewStatusMemory returns a memory that lets a converged cluster reuse its
-// members for refresh (0: never).
-func NewStatusMemory(clk clock.PassiveClock, refresh time.Duration) *StatusMemory {
-	return &StatusMemory{clock: clk, refresh: refresh, clusters: map[types.UID]*memo{}}
+// members for refresh (0: never) and holds back a status that only shows
+// progress for at most progress after the last write (0: never held).
+func NewStatusMemory(clk clock.PassiveClock, refresh, progress time.Duration) *StatusMemory {
+	return &StatusMemory{clock: clk, refresh: refresh, progress: progress, clusters: map[types.UID]*memo{}}
 }
 
 // Recall puts the last status written for tc (same UID) into tc.Status and
@@ -64,20 +72,66 @@ func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) (reuseMembers bool) {
 
 // Remember records status as what the server now has for tc, computed by a
 // sync that started at start; observed says whether that sync read members
-// (else the previous reading time is kept) and converged whether it ended
-// done and Ready without changing status.
+// (else the previous reading time is kept), converged whether it ended
+// done and Ready without changing status, and wrote whether it wrote it.
+// A status held back before is dropped: status supersedes it.
 func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbClusterStatus, start time.Time,
-	observed, converged bool) {
+	observed, converged, wrote bool) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	next := &memo{status: status.DeepCopy(), generation: tc.Generation, observedAt: start, converged: converged}
-	if last, ok := m.clusters[tc.UID]; ok && !observed {
+	last, ok := m.clusters[tc.UID]
+	if ok && !observed {
 		next.observedAt = last.observedAt
 	}
+	if ok {
+		next.writtenAt = last.writtenAt
+	}
+	if wrote {
+		next.writtenAt = m.clock.Now()
+	}
 	m.clusters[tc.UID] = next
+}
+
+// Pending returns a copy of the status held back for tc (same UID), or nil.
+// A sync starts from it: it is what the last sync computed.
+func (m *StatusMemory) Pending(tc *v1alpha1.TidbCluster) *v1alpha1.TidbClusterStatus {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if last, ok := m.clusters[tc.UID]; ok && last.pending != nil {
+		return last.pending.DeepCopy()
+	}
+	return nil
+}
+
+// HoldProgress keeps status, computed by a sync that waits and differs from
+// what the server has only in progress (ProgressOnly), instead of writing
+// it, when this process wrote tc's status less than the progress interval
+// ago. It returns how long the status may still wait (the caller's next
+// sync comes no later), and false when it must be written now.
+func (m *StatusMemory) HoldProgress(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbClusterStatus) (time.Duration, bool) {
+	if m == nil || m.progress <= 0 {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last, ok := m.clusters[tc.UID]
+	if !ok || last.writtenAt.IsZero() {
+		return 0, false
+	}
+	left := m.progress - m.clock.Since(last.writtenAt)
+	if left <= 0 {
+		return 0, false
+	}
+	last.pending = status.DeepCopy()
+	last.converged = false
+	return left, true
 }
 
 // now is the memory's clock reading (zero for a nil memory).

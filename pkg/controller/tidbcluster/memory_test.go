@@ -40,9 +40,9 @@ func TestStatusMemoryRecall(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			clk := clocktesting.NewFakePassiveClock(t0)
-			m := NewStatusMemory(clk, c.refresh)
+			m := NewStatusMemory(clk, c.refresh, 0)
 			tc := newTC()
-			m.Remember(tc, status, t0, true, c.converged)
+			m.Remember(tc, status, t0, true, c.converged, true)
 			if c.forget {
 				m.Forget(tc.UID)
 			}
@@ -63,16 +63,16 @@ func TestStatusMemoryKeepsObservationTimeWhenMembersWereReused(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
-	m := NewStatusMemory(clk, time.Minute)
+	m := NewStatusMemory(clk, time.Minute, 0)
 	tc := newTC()
-	m.Remember(tc, &tc.Status, t0, true, true)
-	m.Remember(tc, &tc.Status, t0.Add(40*time.Second), false, true) // a resync that reused members
+	m.Remember(tc, &tc.Status, t0, true, true, true)
+	m.Remember(tc, &tc.Status, t0.Add(40*time.Second), false, true, false) // a resync that reused members
 	clk.SetTime(t0.Add(61 * time.Second))
 	if m.Recall(tc) {
 		t.Error("members read 61 s ago were reused; a reuse must not restart the refresh clock")
 	}
 	var nilMemory *StatusMemory
-	nilMemory.Remember(tc, &tc.Status, t0, true, true)
+	nilMemory.Remember(tc, &tc.Status, t0, true, true, true)
 	if nilMemory.Recall(tc) || nilMemory.Len() != 0 {
 		t.Error("a nil memory remembered something")
 	}
@@ -122,7 +122,7 @@ func TestControlStartsFromItsLastStatusWriteAndReusesRecentMembers(t *testing.T)
 	clk := clocktesting.NewFakePassiveClock(t0)
 	comp := &readyComponent{}
 	control := NewDefaultControl([]Component{comp}, NewStatusUpdater(deps.FakePingcap), deps.FakeRecorder, nil,
-		NewStatusMemory(clk, time.Minute))
+		NewStatusMemory(clk, time.Minute, 0))
 
 	if err := control.UpdateTidbCluster(ctx, stale.DeepCopy()); err != nil {
 		t.Fatal(err)

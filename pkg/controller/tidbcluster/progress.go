@@ -1,0 +1,84 @@
+package tidbcluster
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
+)
+
+// ProgressOnly reports whether next differs from written only in what
+// shows a cluster's progress: the Progressing condition, the wording of
+// Ready and Degraded (not their status), and what each component observed
+// (phase, StatefulSet status, image, volumes, members, stores, captures,
+// the cluster ID). Such a status may wait a little to be written together
+// with the next one (StatusMemory.HoldProgress): a cluster created in one
+// burst then costs two status writes, not one per step.
+//
+// Everything else is written at once: Ready or Degraded turning, the
+// Unsupported condition, a new observedGeneration (a spec edit is
+// acknowledged), and every record the operator acts on — failure members
+// and stores, tombstones, unjoined members, leader eviction, volume
+// replacement, the root password, the DDL owner's resign count.
+func ProgressOnly(written, next *v1alpha1.TidbClusterStatus) bool {
+	return equality.Semantic.DeepEqual(withoutProgress(written), withoutProgress(next))
+}
+
+// withoutProgress is a copy of s with its progress fields cleared.
+func withoutProgress(s *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus {
+	out := s.DeepCopy()
+	out.ClusterID = ""
+	out.Conditions = nil
+	for _, c := range s.Conditions {
+		switch c.Type {
+		case v1alpha1.TidbClusterProgressing:
+			continue
+		case v1alpha1.TidbClusterReady, v1alpha1.TidbClusterDegraded:
+			c = metav1.Condition{Type: c.Type, Status: c.Status, ObservedGeneration: c.ObservedGeneration}
+		}
+		out.Conditions = append(out.Conditions, c)
+	}
+	for _, cs := range []*v1alpha1.ComponentStatus{&out.PD.ComponentStatus, &out.TiKV.ComponentStatus,
+		&out.TiDB.ComponentStatus, &out.TiFlash.ComponentStatus, &out.TiCDC.ComponentStatus,
+		&out.Pump.ComponentStatus, &out.TiProxy.ComponentStatus} {
+		replace := cs.VolReplaceInProgress
+		*cs = v1alpha1.ComponentStatus{VolReplaceInProgress: replace}
+	}
+	out.PD.Synced, out.PD.Members, out.PD.PeerMembers, out.PD.Leader = false, nil, nil, v1alpha1.PDMember{}
+	for _, st := range []*v1alpha1.TiKVStatus{&out.TiKV, &out.TiFlash} {
+		st.Synced, st.BootStrapped, st.Stores, st.PeerStores = false, false, nil, nil
+	}
+	out.TiDB.Members = nil
+	out.TiCDC.Synced, out.TiCDC.Captures = false, nil
+	out.Pump.Members = nil
+	out.TiProxy.Synced, out.TiProxy.Members = false, nil
+	return out
+}
+
+// holdProgress holds back next (the status of a sync that waits) when it
+// only shows progress since written and this process wrote tc's status
+// less than the progress interval ago; the sync's wait then comes back no
+// later than the status may wait. It returns syncErr, shortened so, and
+// whether the status was held.
+func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha1.TidbClusterStatus, syncErr error) (error, bool) {
+	re, waiting := flow.AsRequeue(syncErr)
+	if !waiting || !ProgressOnly(written, &tc.Status) {
+		return syncErr, false
+	}
+	left, held := c.memory.HoldProgress(tc, &tc.Status)
+	if !held {
+		return syncErr, false
+	}
+	after := re.After
+	if after == 0 {
+		after = controller.DefaultWaitDelay
+	}
+	if after <= left {
+		return syncErr, true
+	}
+	return &flow.RequeueError{Reason: syncErr.Error(), After: max(left, time.Millisecond)}, true
+}
