@@ -43,7 +43,7 @@ func (s *sc) startOperatorProcess(name string) *operatorProcess {
 		s.t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig, "--namespace="+s.env.Namespace, "--cluster-scoped=false",
-		"--resync-duration=5s", "--status-refresh-interval=10s", "--workers=2",
+		"--resync-duration=5s", "--status-refresh-interval=10s", "--status-progress-interval=2s", "--workers=2",
 		"--metrics-addr="+operator.FreeAddr(s.t), "--health-addr="+operator.FreeAddr(s.t),
 		"--leader-lease-duration=15s", "--leader-renew-deadline=10s", "--leader-retry-period=2s", "--shutdown-grace-period=2s")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
