@@ -23,8 +23,10 @@ import (
 type Options struct {
 	Controller *controller.CLIConfig
 
-	Kubeconfig        string
-	MetricsAddr       string
+	Kubeconfig  string
+	MetricsAddr string
+	// Pprof serves net/http/pprof under /debug/pprof/ on MetricsAddr.
+	Pprof             bool
 	HealthAddr        string
 	KubeClientQPS     float64
 	KubeClientBurst   int
@@ -101,6 +103,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TiDBBackupManagerImage, "tidb-backup-manager-image", c.TiDBBackupManagerImage, "Image of backup and restore jobs.")
 	fs.StringVar(&c.TiDBDiscoveryImage, "tidb-discovery-image", c.TiDBDiscoveryImage, "Image of the per-cluster discovery Deployment.")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address of the /metrics endpoint.")
+	fs.BoolVar(&o.Pprof, "pprof", o.Pprof, "Serve Go's profiles (net/http/pprof) under /debug/pprof/ on --metrics-addr (off by default: heap and goroutine dumps show cluster names).")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address of /healthz and /readyz; may equal --metrics-addr to share one server.")
 	fs.Float64Var(&o.KubeClientQPS, "kube-client-qps", 0, "API client QPS; 0 means the built-in default (50).")
 	fs.IntVar(&o.KubeClientBurst, "kube-client-burst", 0, "API client burst; 0 means the built-in default (100).")

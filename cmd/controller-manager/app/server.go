@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,11 @@ func startServers(ctx context.Context, opts *Options, m *metrics.Metrics, state 
 		mux[opts.MetricsAddr] = metricsMux
 	}
 	metricsMux.Handle("/metrics", m.Handler())
+	if opts.Pprof {
+		metricsMux.HandleFunc("/debug/pprof/", pprof.Index)
+		metricsMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		metricsMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	}
 
 	s := &servers{}
 	for addr, handler := range mux {
