@@ -103,7 +103,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	c.setConditions(tc, syncErr, blockers.List())
 	tc.Status.ObservedGeneration = tc.Generation
 
-	if shortened, held := c.holdProgress(tc, original, syncErr); held {
+	if held, shortened := c.holdProgress(tc, original, syncErr); held {
 		c.countOutcome(tc, syncErr)
 		return shortened
 	}

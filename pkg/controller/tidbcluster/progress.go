@@ -62,23 +62,23 @@ func withoutProgress(s *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus 
 // holdProgress holds back next (the status of a sync that waits) when it
 // only shows progress since written and this process wrote tc's status
 // less than the progress interval ago; the sync's wait then comes back no
-// later than the status may wait. It returns syncErr, shortened so, and
-// whether the status was held.
-func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha1.TidbClusterStatus, syncErr error) (error, bool) {
+// later than the status may wait. It returns whether the status was held
+// and syncErr, shortened so.
+func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha1.TidbClusterStatus, syncErr error) (bool, error) {
 	re, waiting := flow.AsRequeue(syncErr)
 	if !waiting || !ProgressOnly(written, &tc.Status) {
-		return syncErr, false
+		return false, syncErr
 	}
 	left, held := c.memory.HoldProgress(tc, &tc.Status)
 	if !held {
-		return syncErr, false
+		return false, syncErr
 	}
 	after := re.After
 	if after == 0 {
 		after = controller.DefaultWaitDelay
 	}
 	if after <= left {
-		return syncErr, true
+		return true, syncErr
 	}
-	return &flow.RequeueError{Reason: syncErr.Error(), After: max(left, time.Millisecond)}, true
+	return true, &flow.RequeueError{Reason: syncErr.Error(), After: max(left, time.Millisecond)}
 }
