@@ -22,12 +22,17 @@ import (
 const OperatorUser = "kubetidb-operator"
 
 // auditPolicy logs, at Metadata level, every request of the operator's user
-// and nothing else. RequestReceived is omitted, so a request is one event
+// and nothing else; a TidbCluster status write is logged with its body
+// (level Request), so the audit log shows what each one carried. RequestReceived is omitted, so a request is one event
 // (a watch is two: ResponseStarted and ResponseComplete; they share an auditID).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+- level: Request
+  users: ["` + OperatorUser + `"]
+  verbs: ["patch", "update"]
+  resources: [{group: pingcap.com, resources: ["tidbclusters/status"]}]
 - level: Metadata
   users: ["` + OperatorUser + `"]
 - level: None

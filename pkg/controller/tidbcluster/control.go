@@ -72,10 +72,8 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	logger := klog.FromContext(ctx).WithValues("tidbcluster", klog.KObj(tc))
 	ctx = klog.NewContext(ctx, logger)
 	start := c.memory.now()
-	reuseMembers := c.memory.Recall(tc) // the cache may lag behind our own last status write
-	if reuseMembers {
-		ctx = flow.WithRecentObservation(ctx)
-	}
+	observation := c.memory.Recall(tc) // the cache may lag behind our own last status write
+	ctx = flow.WithObservation(ctx, observation)
 	live := tc.DeepCopy() // what the API server has; only its status is written
 	original := &live.Status
 	if pending := c.memory.Pending(tc); pending != nil {
@@ -116,7 +114,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	// Members are reused only after a sync that found nothing new: right
 	// after Ready, PD may still be moving region leaders between stores.
 	converged := syncErr == nil && !wrote && meta.IsStatusConditionTrue(tc.Status.Conditions, v1alpha1.TidbClusterReady)
-	c.memory.Remember(tc, &tc.Status, start, !reuseMembers, converged, wrote)
+	c.memory.Remember(tc, &tc.Status, start, observation, converged, wrote)
 	c.countOutcome(tc, syncErr)
 	return syncErr
 }

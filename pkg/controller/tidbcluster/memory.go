@@ -8,7 +8,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
+
+// FullRefreshEvery is how many refresh intervals a converged cluster's
+// refreshes may read only what shows a failure (flow.ObserveFailures)
+// before one reads everything again (the PD leader, PD's location labels).
+const FullRefreshEvery = 10
 
 // StatusMemory remembers, per cluster, the status the last sync left on the
 // API server and when its members were last read from PD and TiDB.
@@ -20,7 +26,8 @@ import (
 // status (losing a failure record or a lastTransitionTime) and write it
 // back. This holds while the process leads: it exits when it loses the
 // lease, so a memory never outlives a term in which another instance wrote.
-// The second lets resyncs of a converged cluster skip PD and TiDB.
+// The second lets resyncs of a converged cluster skip PD and TiDB, and
+// its periodic refreshes read only what shows a failure.
 // A StatusMemory is safe for concurrent use; a nil one remembers nothing.
 type StatusMemory struct {
 	clock   clock.PassiveClock
@@ -37,6 +44,7 @@ type memo struct {
 	status     *v1alpha1.TidbClusterStatus
 	generation int64     // the spec generation the status was computed for
 	observedAt time.Time // when members were last read
+	fullAt     time.Time // when members were last read in full (flow.ObserveAll)
 	converged  bool      // the last sync ended done and Ready, and changed nothing
 	writtenAt  time.Time // when this process last wrote the status (zero: never)
 	// pending is a status computed but held back (progress only, written
@@ -52,31 +60,42 @@ func NewStatusMemory(clk clock.PassiveClock, refresh, progress time.Duration) *S
 }
 
 // Recall puts the last status written for tc (same UID) into tc.Status and
-// reports whether this sync may reuse the members in it: the last sync
-// converged (done, Ready, status unchanged) at the same generation, and the
-// members were read less than the refresh interval ago.
-func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) (reuseMembers bool) {
+// says how much of the members this sync reads. When the last sync
+// converged (done, Ready, status unchanged) at the same generation, it
+// keeps them (flow.ObserveNone) while they were read less than the refresh
+// interval ago, and then reads only what shows a failure
+// (flow.ObserveFailures) while the last full reading is less than
+// FullRefreshEvery intervals old. Otherwise it reads everything.
+func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) flow.Observation {
 	if m == nil {
-		return false
+		return flow.ObserveAll
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	last, ok := m.clusters[tc.UID]
 	if !ok {
-		return false
+		return flow.ObserveAll
 	}
 	tc.Status = *last.status.DeepCopy()
-	return m.refresh > 0 && last.converged && last.generation == tc.Generation &&
-		m.clock.Since(last.observedAt) < m.refresh
+	switch {
+	case m.refresh <= 0 || !last.converged || last.generation != tc.Generation:
+		return flow.ObserveAll
+	case m.clock.Since(last.observedAt) < m.refresh:
+		return flow.ObserveNone
+	case !last.fullAt.IsZero() && m.clock.Since(last.fullAt) < FullRefreshEvery*m.refresh:
+		return flow.ObserveFailures
+	}
+	return flow.ObserveAll
 }
 
 // Remember records status as what the server now has for tc, computed by a
-// sync that started at start; observed says whether that sync read members
-// (else the previous reading time is kept), converged whether it ended
+// sync that started at start; observed says how much of the members that
+// sync read (ObserveNone keeps the previous reading time, ObserveFailures
+// the previous full reading time), converged whether it ended
 // done and Ready without changing status, and wrote whether it wrote it.
 // A status held back before is dropped: status supersedes it.
 func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbClusterStatus, start time.Time,
-	observed, converged, wrote bool) {
+	observed flow.Observation, converged, wrote bool) {
 	if m == nil {
 		return
 	}
@@ -84,8 +103,14 @@ func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbC
 	defer m.mu.Unlock()
 	next := &memo{status: status.DeepCopy(), generation: tc.Generation, observedAt: start, converged: converged}
 	last, ok := m.clusters[tc.UID]
-	if ok && !observed {
+	if observed == flow.ObserveAll {
+		next.fullAt = start
+	}
+	if ok && observed == flow.ObserveNone {
 		next.observedAt = last.observedAt
+	}
+	if ok && observed != flow.ObserveAll {
+		next.fullAt = last.fullAt
 	}
 	if ok {
 		next.writtenAt = last.writtenAt

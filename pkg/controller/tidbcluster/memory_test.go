@@ -26,15 +26,16 @@ func TestStatusMemoryRecall(t *testing.T) {
 		generation int64 // of the cluster recalled; remembered at 3
 		after      time.Duration
 		forget     bool
-		want       bool
+		want       flow.Observation
 		wantStatus string
 	}{
-		{name: "converged, recent", refresh: time.Minute, converged: true, generation: 3, after: 59 * time.Second, want: true, wantStatus: "42"},
-		{name: "converged, due for refresh", refresh: time.Minute, converged: true, generation: 3, after: time.Minute, wantStatus: "42"},
-		{name: "not converged", refresh: time.Minute, generation: 3, after: time.Second, wantStatus: "42"},
-		{name: "spec changed", refresh: time.Minute, converged: true, generation: 4, after: time.Second, wantStatus: "42"},
-		{name: "refresh 0: always observe", converged: true, generation: 3, after: time.Second, wantStatus: "42"},
-		{name: "forgotten", refresh: time.Minute, converged: true, generation: 3, after: time.Second, forget: true, wantStatus: "cached"},
+		{name: "converged, recent", refresh: time.Minute, converged: true, generation: 3, after: 59 * time.Second, want: flow.ObserveNone, wantStatus: "42"},
+		{name: "converged, due for refresh", refresh: time.Minute, converged: true, generation: 3, after: time.Minute, want: flow.ObserveFailures, wantStatus: "42"},
+		{name: "converged, due for a full refresh", refresh: time.Minute, converged: true, generation: 3, after: FullRefreshEvery * time.Minute, want: flow.ObserveAll, wantStatus: "42"},
+		{name: "not converged", refresh: time.Minute, generation: 3, after: time.Second, want: flow.ObserveAll, wantStatus: "42"},
+		{name: "spec changed", refresh: time.Minute, converged: true, generation: 4, after: time.Second, want: flow.ObserveAll, wantStatus: "42"},
+		{name: "refresh 0: always observe", converged: true, generation: 3, after: time.Second, want: flow.ObserveAll, wantStatus: "42"},
+		{name: "forgotten", refresh: time.Minute, converged: true, generation: 3, after: time.Second, forget: true, want: flow.ObserveAll, wantStatus: "cached"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestStatusMemoryRecall(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(t0)
 			m := NewStatusMemory(clk, c.refresh, 0)
 			tc := newTC()
-			m.Remember(tc, status, t0, true, c.converged, true)
+			m.Remember(tc, status, t0, flow.ObserveAll, c.converged, true)
 			if c.forget {
 				m.Forget(tc.UID)
 			}
@@ -65,16 +66,45 @@ func TestStatusMemoryKeepsObservationTimeWhenMembersWereReused(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(t0)
 	m := NewStatusMemory(clk, time.Minute, 0)
 	tc := newTC()
-	m.Remember(tc, &tc.Status, t0, true, true, true)
-	m.Remember(tc, &tc.Status, t0.Add(40*time.Second), false, true, false) // a resync that reused members
+	m.Remember(tc, &tc.Status, t0, flow.ObserveAll, true, true)
+	m.Remember(tc, &tc.Status, t0.Add(40*time.Second), flow.ObserveNone, true, false) // a resync that reused members
 	clk.SetTime(t0.Add(61 * time.Second))
-	if m.Recall(tc) {
-		t.Error("members read 61 s ago were reused; a reuse must not restart the refresh clock")
+	if got := m.Recall(tc); got != flow.ObserveFailures {
+		t.Errorf("members read 61 s ago: Recall = %v, want a refresh (%v); a reuse must not restart the refresh clock", got, flow.ObserveFailures)
 	}
 	var nilMemory *StatusMemory
-	nilMemory.Remember(tc, &tc.Status, t0, true, true, true)
-	if nilMemory.Recall(tc) || nilMemory.Len() != 0 {
+	nilMemory.Remember(tc, &tc.Status, t0, flow.ObserveAll, true, true)
+	if nilMemory.Recall(tc) != flow.ObserveAll || nilMemory.Len() != 0 {
 		t.Error("a nil memory remembered something")
+	}
+}
+
+// TestStatusMemoryReadsEverythingAgainAfterFailureRefreshes: refreshes that
+// read only failures do not restart the full-refresh clock, so the PD
+// leader and location labels are read again FullRefreshEvery intervals
+// after the last full reading.
+func TestStatusMemoryReadsEverythingAgainAfterFailureRefreshes(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	m := NewStatusMemory(clk, time.Minute, 0)
+	tc := newTC()
+	m.Remember(tc, &tc.Status, t0, flow.ObserveAll, true, true)
+	var got []flow.Observation
+	for i := 1; i <= FullRefreshEvery; i++ {
+		now := t0.Add(time.Duration(i) * time.Minute)
+		clk.SetTime(now)
+		o := m.Recall(tc)
+		got = append(got, o)
+		m.Remember(tc, &tc.Status, now, o, true, false)
+	}
+	want := make([]flow.Observation, FullRefreshEvery)
+	for i := range want {
+		want[i] = flow.ObserveFailures
+	}
+	want[FullRefreshEvery-1] = flow.ObserveAll
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("refreshes every minute observed %v, want %v", got, want)
 	}
 }
 

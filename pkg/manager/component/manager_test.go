@@ -284,7 +284,7 @@ func TestRecentMembersAreReusedOnlyWhileTheStatefulSetHolds(t *testing.T) {
 		t.Fatalf("converged sync: %v", err)
 	}
 	client := f.pd.ClusterClient("ns", "basic")
-	recent := flow.WithRecentObservation(context.Background())
+	recent := flow.WithObservation(context.Background(), flow.ObserveNone)
 
 	client.ResetCalls()
 	if err := f.mgr.Sync(recent, tc); err != nil {

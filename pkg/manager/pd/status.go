@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -19,7 +20,8 @@ func ClientOptions(tc *v1alpha1.TidbCluster) pdapi.ClusterOptions {
 }
 
 // observeMembers reads PD's health and leader (and the cluster ID, once)
-// into status.pd:
+// into status.pd (a refresh that reads only failures keeps the leader while
+// every member is as healthy as before: leaderUnchanged):
 // members of this cluster (matched by client URL), peer members of other
 // clusters sharing the PD, the leader and synced. A member's
 // lastTransitionTime moves only when its health changes, because failover
@@ -32,8 +34,10 @@ func observeMembers(ctx context.Context, ctl pdapi.Control, clk clock.PassiveClo
 		s.Synced = false
 		return fmt.Errorf("PD health: %w", err)
 	}
-	leader, err := client.GetLeader(ctx)
-	if err != nil {
+	var leader *pdapi.Member
+	if flow.FailuresOnly(ctx) && leaderUnchanged(s, health) {
+		leader = &pdapi.Member{Name: s.Leader.Name}
+	} else if leader, err = client.GetLeader(ctx); err != nil {
 		s.Synced = false
 		return fmt.Errorf("PD leader: %w", err)
 	}
@@ -64,18 +68,59 @@ func observeMembers(ctx context.Context, ctl pdapi.Control, clk clock.PassiveClo
 		target[m.Name] = m
 	}
 	s.Members, s.PeerMembers = nilIfEmpty(members), nilIfEmpty(peers)
-	s.Leader = v1alpha1.PDMember{}
-	if leader != nil {
-		if m, ok := members[leader.Name]; ok {
-			s.Leader = m
-		} else if m, ok := peers[leader.Name]; ok {
-			s.Leader = m
-		} else {
-			s.Leader = v1alpha1.PDMember{Name: leader.Name, ID: strconv.FormatUint(leader.MemberID, 10), Health: true}
-		}
-	}
+	s.Leader = leaderOf(s, leader)
 	s.Synced = true
 	return nil
+}
+
+// leaderOf returns PD's leader as status s lists it (among this cluster's
+// members or the peers), or as PD named it; the zero member for nil.
+func leaderOf(s *v1alpha1.PDStatus, leader *pdapi.Member) v1alpha1.PDMember {
+	if leader == nil {
+		return v1alpha1.PDMember{}
+	}
+	if m, ok := s.Members[leader.Name]; ok {
+		return m
+	}
+	if m, ok := s.PeerMembers[leader.Name]; ok {
+		return m
+	}
+	return v1alpha1.PDMember{Name: leader.Name, ID: strconv.FormatUint(leader.MemberID, 10), Health: true}
+}
+
+// readLeader reads PD's leader into status.pd.leader when this sync did
+// not read it: a maintenance request acts on who leads now, not on what a
+// refresh that kept the leader saw.
+func (c *Component) readLeader(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+	if flow.ObservationOf(ctx) == flow.ObserveAll {
+		return nil
+	}
+	leader, err := c.client(tc).GetLeader(ctx)
+	if err != nil {
+		return fmt.Errorf("PD leader: %w", err)
+	}
+	tc.Status.PD.Leader = leaderOf(&tc.Status.PD, leader)
+	return nil
+}
+
+// leaderUnchanged reports whether status s (read from PD before) names a
+// leader among its healthy members and PD's health lists the same members
+// (this cluster's and peers') with the same health: nothing a failure
+// would change, so a refresh that reads only failures keeps that leader.
+func leaderUnchanged(s *v1alpha1.PDStatus, health []pdapi.MemberHealth) bool {
+	if !s.Synced || s.Leader.Name == "" || !s.Leader.Health || len(health) != len(s.Members)+len(s.PeerMembers) {
+		return false
+	}
+	for _, h := range health {
+		m, ok := s.Members[h.Name]
+		if !ok {
+			m, ok = s.PeerMembers[h.Name]
+		}
+		if !ok || m.Health != h.Health {
+			return false
+		}
+	}
+	return s.Members[s.Leader.Name].Health || s.PeerMembers[s.Leader.Name].Health
 }
 
 // ownMemberURL matches the client URLs of this cluster's PD pods:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -95,5 +96,59 @@ func TestObserveMembersAsksClusterIDWhenUnknown(t *testing.T) {
 	}
 	if tc.Status.PD.Synced || tc.Status.ClusterID != "" {
 		t.Errorf("synced %v, cluster ID %q; want false and empty", tc.Status.PD.Synced, tc.Status.ClusterID)
+	}
+}
+
+// TestRefreshOfFailuresKeepsTheLeaderOnlyWhileNoMemberChanged: a refresh
+// that reads only failures (flow.ObserveFailures) keeps the leader PD named
+// before while every member is as healthy as before, and asks PD again as
+// soon as one is not.
+func TestRefreshOfFailuresKeepsTheLeaderOnlyWhileNoMemberChanged(t *testing.T) {
+	t.Parallel()
+	tc := basicTC()
+	defaulting.SetTidbClusterDefaults(tc)
+	url := func(i int) string {
+		return "http://" + tc.Name + "-pd-" + string(rune('0'+i)) + "." + tc.Name + "-pd-peer." + tc.Namespace + ".svc:2379"
+	}
+	health := func(healthy1 bool) pdapi.HealthInfo {
+		return pdapi.HealthInfo{
+			{Name: tc.Name + "-pd-0", MemberID: 1, Health: true, ClientUrls: []string{url(0)}},
+			{Name: tc.Name + "-pd-1", MemberID: 2, Health: healthy1, ClientUrls: []string{url(1)}},
+		}
+	}
+	fc := pdapi.NewFakeControl()
+	client := fc.ClusterClient(tc.Namespace, tc.Name)
+	client.SetHealth(health(true))
+	client.SetMembers(tc.Name+"-pd-1", &pdapi.Member{Name: tc.Name + "-pd-0", MemberID: 1}, &pdapi.Member{Name: tc.Name + "-pd-1", MemberID: 2})
+	client.SetCluster(pdapi.Cluster{ID: 42})
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err := observeMembers(context.Background(), fc, clk, tc); err != nil {
+		t.Fatal(err)
+	}
+	refresh := flow.WithObservation(context.Background(), flow.ObserveFailures)
+
+	// PD moved leadership, but nothing failed: the refresh does not ask.
+	client.SetMembers(tc.Name+"-pd-0", &pdapi.Member{Name: tc.Name + "-pd-0", MemberID: 1}, &pdapi.Member{Name: tc.Name + "-pd-1", MemberID: 2})
+	client.ResetCalls()
+	if err := observeMembers(refresh, fc, clk, tc); err != nil {
+		t.Fatal(err)
+	}
+	if n := countCalls(client, pdapi.MethodGetLeader); n != 0 || countCalls(client, pdapi.MethodGetHealth) != 1 {
+		t.Errorf("refresh with unchanged health: GetLeader %d times, GetHealth %d times; want 0 and 1", n, countCalls(client, pdapi.MethodGetHealth))
+	}
+	if got := tc.Status.PD.Leader; got.Name != tc.Name+"-pd-1" || got.ID != "2" || !got.Health {
+		t.Errorf("kept leader = %+v, want %s-pd-1 (ID 2, healthy)", got, tc.Name)
+	}
+
+	// The leader's member turned unhealthy: the refresh asks PD again.
+	client.SetHealth(health(false))
+	if err := observeMembers(refresh, fc, clk, tc); err != nil {
+		t.Fatal(err)
+	}
+	if n := countCalls(client, pdapi.MethodGetLeader); n != 1 {
+		t.Errorf("refresh after the leader's member failed: GetLeader %d times, want 1", n)
+	}
+	if got := tc.Status.PD.Leader.Name; got != tc.Name+"-pd-0" {
+		t.Errorf("leader after a member failed = %s, want %s-pd-0 as PD says", got, tc.Name)
 	}
 }

@@ -84,6 +84,9 @@ func (c *Component) transferOff(ctx context.Context, tc *v1alpha1.TidbCluster, p
 		flow.RevisitAfter(ctx, transferUnstableInterval, "%s=%s on %s waits: %s", label.AnnPDTransferLeader, value, pod.Name, reason)
 		return nil
 	}
+	if err := c.readLeader(ctx, tc); err != nil {
+		return err
+	}
 	if tc.Status.PD.Leader.Name == member {
 		if pickLeader(tc, member, ordinal, false) == "" {
 			flow.RevisitAfter(ctx, transferUnstableInterval, "no healthy PD member of this cluster can take leadership from %s", member)

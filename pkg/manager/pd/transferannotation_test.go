@@ -148,3 +148,28 @@ func TestTransferLeaderExpiredAnnotationIsRemoved(t *testing.T) {
 		t.Errorf("deletes %v, PD writes %v for an expired request", d, pd.WriteCalls())
 	}
 }
+
+// TestTransferLeaderReadsTheLeaderAfterARefreshThatKeptIt: in a sync whose
+// refresh kept the leader from an earlier reading, the annotation acts on
+// who leads now — here basic-pd-0, though status still names basic-pd-2 —
+// so the leader is moved before the pod is deleted.
+func TestTransferLeaderReadsTheLeaderAfterARefreshThatKeptIt(t *testing.T) {
+	t.Parallel()
+	c, kube, pd, tc, pods := transferFixture(t, map[int32]map[string]string{0: {label.AnnPDTransferLeader: label.EvictLeaderDeletePod}})
+	tc.Status.PD.Leader = v1alpha1.PDMember{Name: "basic-pd-2", Health: true}
+	pd.SetMembers("basic-pd-0", &pdapi.Member{Name: "basic-pd-0"}, &pdapi.Member{Name: "basic-pd-1"}, &pdapi.Member{Name: "basic-pd-2"})
+	ctx, revisits := flow.WithRevisits(flow.WithObservation(context.Background(), flow.ObserveFailures))
+	if err := c.MaintainPods(ctx, tc, pods); err != nil {
+		t.Fatalf("MaintainPods: %v", err)
+	}
+	if d := podDeletes(kube); len(d) != 0 {
+		t.Fatalf("deleted %v while it led (status named an older leader)", d)
+	}
+	calls := pd.WriteCalls()
+	if len(calls) != 1 || calls[0].Method != pdapi.MethodTransferPDLeader {
+		t.Fatalf("PD writes %v, want one leader transfer off basic-pd-0", calls)
+	}
+	if re, _ := flow.AsRequeue(revisits.Err()); re == nil {
+		t.Error("no revisit to see the transfer done")
+	}
+}

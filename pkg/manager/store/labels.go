@@ -150,9 +150,11 @@ func (n *Nodes) Labels(ctx context.Context, tc *v1alpha1.TidbCluster, name strin
 // spec's storeLabels, through PD's store-label API, when PD's labels of
 // the store lack or differ from them. It never fails the sync: a failure
 // is a Warning FailedSetStoreLabels event, and the next observation tries
-// again.
+// again. A refresh that reads only failures leaves labels alone: a
+// converged cluster's stores keep their nodes, and the next full reading
+// checks them again.
 func (l *Lifecycle) syncStoreLabels(ctx context.Context, tc *v1alpha1.TidbCluster, live *pdapi.StoresInfo) {
-	if l.pods == nil || l.nodes == nil || l.nodes.kube == nil {
+	if l.pods == nil || l.nodes == nil || l.nodes.kube == nil || flow.FailuresOnly(ctx) {
 		return
 	}
 	client := l.Client(tc)

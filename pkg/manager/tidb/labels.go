@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 	"github.com/kubetidb/tidb-operator/pkg/manager/store"
 	"github.com/kubetidb/tidb-operator/pkg/tidbapi"
@@ -25,10 +26,11 @@ var serverLabelsSince = [2]int{6, 3}
 // §5: only TiDB ≥ 6.3.0, and only when PD's location-labels hold a zone
 // key), when what the server reports in /info lacks or differs from them.
 // Failures are logged and tried again on the next observation; they never
-// fail the sync.
+// fail the sync. A refresh that reads only failures leaves labels alone
+// (the next full reading checks them).
 func (c *Component) syncServerLabels(ctx context.Context, tc *v1alpha1.TidbCluster) {
 	setter, ok := c.tidb.(tidbapi.LabelSetter)
-	if !ok || c.pd == nil || c.nodes == nil || c.pods == nil || !takesServerLabels(tc) {
+	if !ok || c.pd == nil || c.nodes == nil || c.pods == nil || !takesServerLabels(tc) || flow.FailuresOnly(ctx) {
 		return
 	}
 	logger := klog.FromContext(ctx)
