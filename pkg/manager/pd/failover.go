@@ -141,8 +141,8 @@ func (c *Component) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCl
 	}
 	wanted := max(tc.Spec.PD.Replicas+c.FailoverReplicas(tc), s.StatefulSet.Replicas)
 	for name, m := range s.Members {
-		_, ordinal, ok := podOfMember(tc, name)
-		if !ok || ordinal < wanted {
+		pod, ordinal, ok := podOfMember(tc, name)
+		if !ok || ordinal < wanted || c.podCached(tc, pod) {
 			continue
 		}
 		id, err := strconv.ParseUint(m.ID, 10, 64)
@@ -157,6 +157,17 @@ func (c *Component) removeOrphanMembers(ctx context.Context, tc *v1alpha1.TidbCl
 			"PD member %s has no pod (ordinal %d, %d wanted) and was removed from PD", name, ordinal, wanted)
 	}
 	return nil
+}
+
+// podCached reports whether pod of tc is in the pod cache. A pod a spare
+// or scale-out just created can join PD before the StatefulSet's status
+// counts it: such a member is not an orphan.
+func (c *Component) podCached(tc *v1alpha1.TidbCluster, pod string) bool {
+	if c.meta == nil || c.meta.pods == nil {
+		return false
+	}
+	_, err := c.meta.pods.Pods(tc.Namespace).Get(pod)
+	return err == nil
 }
 
 // allMembersHealthy reports whether the member of every desired pod is healthy.
