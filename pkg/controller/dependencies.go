@@ -8,9 +8,6 @@ package controller
 import (
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
@@ -176,7 +173,7 @@ func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, cfg.ResyncDuration,
 		kubeinformers.WithNamespace(ns),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managed }),
-		kubeinformers.WithTransform(DropManagedFields))
+		kubeinformers.WithTransform(StripCached))
 	pcFactory := externalversions.NewSharedInformerFactoryWithOptions(pc, cfg.ResyncDuration,
 		externalversions.WithNamespace(ns),
 		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector }),
@@ -231,29 +228,6 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		TiDBDashboardLister:    pingcap.TidbDashboards().Lister(),
 		TiDBNGMonitoringLister: pingcap.TidbNGMonitorings().Lister(),
 	}
-}
-
-// DropManagedFields is the informers' transform: it removes
-// metadata.managedFields, which no controller reads and which is often the
-// larger part of a cached object. An update sent from a cached copy leaves
-// the server's managedFields as they are (they are only reset by an empty
-// list, never by an absent one). Objects without metadata pass unchanged.
-func DropManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-// StripJob is the Job informer's transform: DropManagedFields, and the pod
-// template's spec, which the Backup and Restore controllers never read (they
-// create Jobs and read their metadata and status only, and never update
-// one). Other objects pass through DropManagedFields alone.
-func StripJob(obj any) (any, error) {
-	if j, ok := obj.(*batchv1.Job); ok {
-		j.Spec.Template.Spec = corev1.PodSpec{}
-	}
-	return DropManagedFields(obj)
 }
 
 // StartInformers starts every informer registered so far; they stop when

@@ -1,0 +1,64 @@
+package controller
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// DropManagedFields is the informers' transform: it removes
+// metadata.managedFields, which no controller reads and which is often the
+// larger part of a cached object. An update sent from a cached copy leaves
+// the server's managedFields as they are (they are only reset by an empty
+// list, never by an absent one). Objects without metadata pass unchanged.
+func DropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// StripCached is the transform of the informers of the objects the
+// operator labels (pods, StatefulSets, Services, ConfigMaps, PVCs, PVs, …):
+// DropManagedFields, and for a pod, what StripPod drops.
+func StripCached(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		StripPod(p)
+	}
+	return DropManagedFields(obj)
+}
+
+// StripPod keeps of a pod's spec only what the operator reads from its pod
+// cache — the node and scheduler, each container's name and image (which
+// version a pod runs), and the volumes backed by a PVC (which PVCs are a
+// member's) — and drops the rest (commands, environment, mounts, probes,
+// resources, affinity, other volumes: the larger part of a cached pod).
+// Metadata and status are kept whole. The operator never sends a cached
+// pod back: it changes pods only by patches of their metadata, and deletes
+// them.
+func StripPod(p *corev1.Pod) {
+	spec := corev1.PodSpec{
+		NodeName:      p.Spec.NodeName,
+		SchedulerName: p.Spec.SchedulerName,
+	}
+	for _, c := range p.Spec.Containers {
+		spec.Containers = append(spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			spec.Volumes = append(spec.Volumes, v)
+		}
+	}
+	p.Spec = spec
+}
+
+// StripJob is the Job informer's transform: DropManagedFields, and the pod
+// template's spec, which the Backup and Restore controllers never read (they
+// create Jobs and read their metadata and status only, and never update
+// one). Other objects pass through DropManagedFields alone.
+func StripJob(obj any) (any, error) {
+	if j, ok := obj.(*batchv1.Job); ok {
+		j.Spec.Template.Spec = corev1.PodSpec{}
+	}
+	return DropManagedFields(obj)
+}
