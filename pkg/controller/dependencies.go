@@ -42,10 +42,11 @@ type CLIConfig struct {
 	// least this often, which also refreshes PD/TiDB-derived status.
 	ResyncDuration time.Duration
 	// StatusRefreshInterval is how often the members of a converged cluster
-	// are read again from PD and TiDB; syncs in between (resyncs) keep the
-	// members in status. Zero reads them on every sync, as the TiDB Operator
-	// does. A change of the spec or of a StatefulSet's status, a wait or an
-	// error always reads them again.
+	// are read again from PD and TiDB: at the first resync at least this
+	// long after the last reading (75 s with the 30 s resync: every 90 s).
+	// Syncs in between keep the members in status. Zero reads them on every
+	// sync, as the TiDB Operator does. A change of the spec or of a
+	// StatefulSet's status, a wait or an error always reads them again.
 	StatusRefreshInterval time.Duration
 	// StatusProgressInterval is how long, at most, a status that only shows
 	// progress (tidbcluster.ProgressOnly) waits to be written with the next
@@ -90,7 +91,7 @@ func DefaultCLIConfig() *CLIConfig {
 		Workers:                 5,
 		ClusterScoped:           true,
 		ResyncDuration:          30 * time.Second,
-		StatusRefreshInterval:   time.Minute,
+		StatusRefreshInterval:   75 * time.Second,
 		StatusProgressInterval:  15 * time.Second,
 		AutoFailover:            true,
 		PDFailoverPeriod:        5 * time.Minute,

@@ -14,7 +14,7 @@ import (
 // FullRefreshEvery is how many refresh intervals a converged cluster's
 // refreshes may read only what shows a failure (flow.ObserveFailures)
 // before one reads everything again (the PD leader, PD's location labels).
-const FullRefreshEvery = 10
+const FullRefreshEvery = 40
 
 // StatusMemory remembers, per cluster, the status the last sync left on the
 // API server and when its members were last read from PD and TiDB.
