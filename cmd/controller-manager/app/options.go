@@ -93,7 +93,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StatusRefreshInterval, "status-refresh-interval", c.StatusRefreshInterval,
 		"How often a converged cluster's members are read again from PD and TiDB (0: every sync).")
 	fs.DurationVar(&c.StatusProgressInterval, "status-progress-interval", c.StatusProgressInterval,
-		"How long, at most, a TidbCluster status that only shows progress waits to be written with the next one (0: every change at once). Ready or Degraded turning, a new generation and failure records are written at once.")
+		"How long, at most, a TidbCluster status that only shows progress waits to be written with the next one (0: every change at once). Ready, Degraded or Progressing turning, a new generation and failure records are written at once.")
 	fs.DurationVar(&c.PDFailoverPeriod, "pd-failover-period", c.PDFailoverPeriod, "Grace period before a failed PD member is replaced.")
 	fs.DurationVar(&c.TiKVFailoverPeriod, "tikv-failover-period", c.TiKVFailoverPeriod, "Grace period before a Down TiKV store is replaced.")
 	fs.DurationVar(&c.TiDBFailoverPeriod, "tidb-failover-period", c.TiDBFailoverPeriod, "Grace period before an unhealthy TiDB server is replaced.")

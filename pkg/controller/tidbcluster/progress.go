@@ -12,14 +12,15 @@ import (
 )
 
 // ProgressOnly reports whether next differs from written only in what
-// shows a cluster's progress: the Progressing condition, the wording of
-// Ready and Degraded (not their status), and what each component observed
+// shows a cluster's progress: the wording of Ready, Degraded and
+// Progressing (not their status), and what each component observed
 // (phase, StatefulSet status, image, volumes, members, stores, captures,
 // the cluster ID). Such a status may wait a little to be written together
 // with the next one (StatusMemory.HoldProgress): a cluster created in one
 // burst then costs two status writes, not one per step.
 //
-// Everything else is written at once: Ready or Degraded turning, the
+// Everything else is written at once: Ready, Degraded or Progressing
+// turning (a rollout's start and end), the
 // Unsupported condition, a new observedGeneration (a spec edit is
 // acknowledged), and every record the operator acts on — failure members
 // and stores, tombstones, unjoined members, leader eviction, volume
@@ -35,9 +36,7 @@ func withoutProgress(s *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus 
 	out.Conditions = nil
 	for _, c := range s.Conditions {
 		switch c.Type {
-		case v1alpha1.TidbClusterProgressing:
-			continue
-		case v1alpha1.TidbClusterReady, v1alpha1.TidbClusterDegraded:
+		case v1alpha1.TidbClusterReady, v1alpha1.TidbClusterDegraded, v1alpha1.TidbClusterProgressing:
 			c = metav1.Condition{Type: c.Type, Status: c.Status, ObservedGeneration: c.ObservedGeneration}
 		}
 		out.Conditions = append(out.Conditions, c)
@@ -59,19 +58,25 @@ func withoutProgress(s *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus 
 	return out
 }
 
-// holdProgress holds back next (the status of a sync that waits) when it
-// only shows progress since written and this process wrote tc's status
-// less than the progress interval ago; the sync's wait then comes back no
-// later than the status may wait. It returns whether the status was held
-// and syncErr, shortened so.
+// holdProgress holds back next (the status of a sync that waits or ended
+// without error) when it only shows progress since written and this process
+// wrote tc's status less than the progress interval ago; the sync then
+// comes back no later than the status may wait (a sync that ended without
+// error is requeued for it). It returns whether the status was held and
+// the sync's error, shortened so. An error other than a wait is written at
+// once (Degraded turns).
 func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha1.TidbClusterStatus, syncErr error) (bool, error) {
 	re, waiting := flow.AsRequeue(syncErr)
-	if !waiting || !ProgressOnly(written, &tc.Status) {
+	if (syncErr != nil && !waiting) || !ProgressOnly(written, &tc.Status) {
 		return false, syncErr
 	}
 	left, held := c.memory.HoldProgress(tc, &tc.Status)
 	if !held {
 		return false, syncErr
+	}
+	left = max(left, time.Millisecond)
+	if !waiting {
+		return true, &flow.RequeueError{Reason: "status held: it only shows progress since the last write", After: left}
 	}
 	after := re.After
 	if after == 0 {
@@ -80,5 +85,5 @@ func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha
 	if after <= left {
 		return true, syncErr
 	}
-	return true, &flow.RequeueError{Reason: syncErr.Error(), After: max(left, time.Millisecond)}
+	return true, &flow.RequeueError{Reason: syncErr.Error(), After: left}
 }

@@ -2,6 +2,7 @@ package tidbcluster
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ func TestProgressOnly(t *testing.T) {
 		}, true},
 		{"Ready turns True", func(s *v1alpha1.TidbClusterStatus) { s.Conditions[0].Status = metav1.ConditionTrue }, false},
 		{"Degraded turns True", func(s *v1alpha1.TidbClusterStatus) { s.Conditions[2].Status = metav1.ConditionTrue }, false},
+		{"Progressing turns False", func(s *v1alpha1.TidbClusterStatus) { s.Conditions[1].Status = metav1.ConditionFalse }, false},
 		{"a new generation", func(s *v1alpha1.TidbClusterStatus) { s.ObservedGeneration = 3 }, false},
 		{"Unsupported appears", func(s *v1alpha1.TidbClusterStatus) {
 			s.Conditions = append(s.Conditions, metav1.Condition{Type: v1alpha1.TidbClusterUnsupported, Status: metav1.ConditionTrue})
@@ -160,4 +162,34 @@ func isTrue(conds []metav1.Condition, t string) bool {
 		}
 	}
 	return false
+}
+
+// TestHoldProgressOfASyncWithoutError: a sync that ends without error but
+// leaves the cluster not Ready (pods up, TiDB not yet healthy) holds a
+// progress-only status too, and asks to come back when it may be written;
+// an error that is no wait is written at once.
+func TestHoldProgressOfASyncWithoutError(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := &defaultControl{memory: NewStatusMemory(clk, time.Minute, 15*time.Second)}
+	tc := newTC()
+	tc.Status.Conditions = []metav1.Condition{
+		{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionFalse, Reason: "StatefulSetNotUpToDate"},
+		{Type: v1alpha1.TidbClusterProgressing, Status: metav1.ConditionTrue, Reason: "Reconciling"},
+	}
+	written := tc.Status.DeepCopy()
+	c.memory.Remember(tc, written, t0, flow.ObserveAll, false, true)
+	clk.SetTime(t0.Add(5 * time.Second))
+	tc.Status.Conditions[0].Reason = "TiDBUnhealthy"
+	tc.Status.TiDB.Members = map[string]v1alpha1.TiDBMember{"basic-tidb-0": {Name: "basic-tidb-0"}}
+
+	held, err := c.holdProgress(tc, written, nil)
+	re, waiting := flow.AsRequeue(err)
+	if !held || !waiting || re.After != 10*time.Second {
+		t.Fatalf("progress 5 s after a write by a sync without error: held %v, error %v; want held and back after 10 s", held, err)
+	}
+	if held, err := c.holdProgress(tc, written, errors.New("PD refused")); held || err == nil || err.Error() != "PD refused" {
+		t.Errorf("a sync error: held %v, error %v; want the status written at once with the error", held, err)
+	}
 }
