@@ -9,7 +9,7 @@
 #
 # Environment (defaults in brackets), read by tests/bench:
 #   BENCH_N [100]        comma-separated cluster counts, one fresh control plane each, e.g. 1,10,50,100
-#   BENCH_SHAPE [basic]  basic = PD/TiKV/TiDB 1/1/1, ha = 3/3/2, tiflash = 1/1/1 + 1 TiFlash
+#   BENCH_SHAPE [basic]  basic = PD/TiKV/TiDB 1/1/1, ha = 3/3/2, tiflash = 1/1/1 + 1 TiFlash, ticdc = 1/1/1 + 1 TiCDC
 #                        (tests/bench/testdata/<shape>.yaml); comma-separated, each N runs every shape back
 #                        to back and the table compares the others with basic per pod, e.g. basic,tiflash
 #   BENCH_IDLE [5m]      idle window after convergence    BENCH_SETTLE [40s]  quiet time before it

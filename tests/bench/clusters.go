@@ -43,6 +43,9 @@ func podsPerCluster(tc *v1alpha1.TidbCluster) int {
 	if tc.Spec.TiFlash != nil {
 		n += tc.Spec.TiFlash.Replicas
 	}
+	if tc.Spec.TiCDC != nil {
+		n += tc.Spec.TiCDC.Replicas
+	}
 	return int(n) + 1
 }
 

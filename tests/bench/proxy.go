@@ -148,6 +148,8 @@ func componentOf(port string) string {
 		return "tiflash" // the TiFlash proxy's status port (/tiflash/store-status)
 	case "10080":
 		return "tidb"
+	case "8301":
+		return "ticdc"
 	}
 	return "other"
 }
