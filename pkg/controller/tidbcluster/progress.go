@@ -74,7 +74,9 @@ func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha
 	if !held {
 		return false, syncErr
 	}
-	left = max(left, time.Millisecond)
+	// Never back sooner than a second: the sync may have just created an
+	// object the cache has not delivered yet (a create again would be a 409).
+	left = max(left, time.Second)
 	if !waiting {
 		return true, &flow.RequeueError{Reason: "status held: it only shows progress since the last write", After: left}
 	}
