@@ -70,7 +70,7 @@ func DesiredPV(tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim, meta
 // Holds reports whether pv already has everything of s.
 func (s PVState) Holds(pv *corev1.PersistentVolume) bool {
 	return (s.Policy == "" || pv.Spec.PersistentVolumeReclaimPolicy == s.Policy) &&
-		hasAll(pv.Labels, s.Labels) && hasAll(pv.Annotations, s.Annotations)
+		HasAll(pv.Labels, s.Labels) && HasAll(pv.Annotations, s.Annotations)
 }
 
 // AwaitsMetaLabels reports whether the reclaim step should leave pvc's PV
@@ -85,8 +85,9 @@ func AwaitsMetaLabels(pvc *corev1.PersistentVolumeClaim, now time.Time) bool {
 	return pvc.Labels[label.ClusterIDLabelKey] == "" && now.Sub(pvc.CreationTimestamp.Time) < MetaLabelWait
 }
 
-// hasAll reports whether have holds every key of want with its value.
-func hasAll(have, want map[string]string) bool {
+// HasAll reports whether have holds every key of want with its value (a
+// nil or empty want is always held).
+func HasAll(have, want map[string]string) bool {
 	for k, v := range want {
 		if got, ok := have[k]; !ok || got != v {
 			return false

@@ -78,7 +78,7 @@ func (m *Meta) syncPod(ctx context.Context, tc *v1alpha1.TidbCluster, podName st
 		return nil // not scheduled yet (or an orphan the cleaner may delete), or going: labelled once it runs
 	}
 	var errs []error
-	if !hasAll(pod.Labels, want) {
+	if !component.HasAll(pod.Labels, want) {
 		errs = append(errs, m.writer.LabelPod(ctx, tc, podName, want, nil))
 	}
 	if m.pvcs == nil {
@@ -106,7 +106,7 @@ func (m *Meta) syncPVC(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev
 	want := withKey(podLabels, label.AnnPodNameKey, pod.Name)
 	ann := map[string]string{label.AnnPodNameKey: pod.Name}
 	var errs []error
-	if !hasAll(pvc.Labels, want) || !hasAll(pvc.Annotations, ann) {
+	if !component.HasAll(pvc.Labels, want) || !component.HasAll(pvc.Annotations, ann) {
 		errs = append(errs, m.writer.LabelPVC(ctx, tc, name, want, ann))
 	}
 	if m.pvs != nil && pvc.Spec.VolumeName != "" {
@@ -130,16 +130,6 @@ func (m *Meta) syncPV(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *corev1
 		return fmt.Errorf("get PV %s: %w", pvc.Spec.VolumeName, err)
 	}
 	return m.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, want.Policy, want.Labels, want.Annotations)
-}
-
-// hasAll reports whether have holds every key of want with its value.
-func hasAll(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }
 
 func withKey(m map[string]string, k, v string) map[string]string {
