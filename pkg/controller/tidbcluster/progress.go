@@ -16,8 +16,9 @@ import (
 // Progressing (not their status), and what each component observed
 // (phase, StatefulSet status, image, volumes, members, stores, captures,
 // the cluster ID). Such a status may wait a little to be written together
-// with the next one (StatusMemory.HoldProgress): a cluster created in one
-// burst then costs two status writes, not one per step.
+// with the next one (StatusMemory.HoldProgress): a 1/1/1 cluster created
+// in one burst then costs about three status writes (its first sync, a
+// progress write, Ready), not one per step.
 //
 // Everything else is written at once: Ready, Degraded or Progressing
 // turning (a rollout's start and end), the
