@@ -1,9 +1,12 @@
 package controller
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 )
 
 // DropManagedFields is the informers' transform: it removes
@@ -20,10 +23,16 @@ func DropManagedFields(obj any) (any, error) {
 
 // StripCached is the transform of the informers of the objects the
 // operator labels (pods, StatefulSets, Services, ConfigMaps, PVCs, PVs, …):
-// DropManagedFields, and for a pod, what StripPod drops.
+// DropManagedFields, for a pod what StripPod drops, and for a StatefulSet
+// or Deployment what apply.StripTemplate drops of its pod template.
 func StripCached(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		StripPod(p)
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		StripPod(o)
+	case *appsv1.StatefulSet:
+		apply.StripTemplate(&o.Spec.Template)
+	case *appsv1.Deployment:
+		apply.StripTemplate(&o.Spec.Template)
 	}
 	return DropManagedFields(obj)
 }

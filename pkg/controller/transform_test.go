@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -49,5 +50,33 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{ClusterIP: "None"}}
 	if got, _ := StripCached(svc); got.(*corev1.Service).Spec.ClusterIP != "None" {
 		t.Error("a Service's spec was changed; only pods are stripped")
+	}
+}
+
+// TestStripCachedStripsPodTemplates: a cached StatefulSet keeps its
+// replicas, claim templates and its template's metadata, container images
+// and volumes; the rest of the template's spec goes.
+func TestStripCachedStripsPodTemplates(t *testing.T) {
+	t.Parallel()
+	one := int32(1)
+	sts := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: &one,
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "pd"}}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "b"}},
+			Spec: corev1.PodSpec{SchedulerName: "s", Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
+				Command: []string{"/bin/sh"}}}, Volumes: []corev1.Volume{{Name: "config"}}}}}}
+	got, err := StripCached(sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got.(*appsv1.StatefulSet)
+	want := corev1.PodSpec{Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0"}}, Volumes: []corev1.Volume{{Name: "config"}}}
+	if !reflect.DeepEqual(s.Spec.Template.Spec, want) || s.Spec.Template.Annotations["a"] != "b" ||
+		*s.Spec.Replicas != 1 || len(s.Spec.VolumeClaimTemplates) != 1 {
+		t.Errorf("stripped StatefulSet %+v", s.Spec)
+	}
+	dep := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: sts.Spec.Template}}
+	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "discovery", Image: "x", Args: []string{"-v"}}}
+	if got, _ := StripCached(dep); got.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args != nil {
+		t.Error("a Deployment's template keeps its container args")
 	}
 }

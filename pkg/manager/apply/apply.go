@@ -53,7 +53,8 @@ type ops[T object] struct {
 	drifted func(live, desired T) bool
 	// adopt, for kinds with a pod template, marks desired when the write
 	// keeps live's template (adoptTemplate); merge then leaves it; may be nil.
-	adopt func(live, desired T) bool
+	// whole reads live from the API (the caches strip pod templates).
+	adopt func(live, desired T, whole func() (T, error)) (bool, error)
 }
 
 // Hash returns the hex sha256 of v's JSON, shortened to 16 characters.
@@ -84,7 +85,10 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 	var zero T
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
 	if err == nil && o.adopt != nil {
-		o.adopt(live, desired) // marks desired: keep live's pod template
+		whole := func() (T, error) { return o.fetch(ctx, desired.GetNamespace(), desired.GetName()) }
+		if _, err = o.adopt(live, desired, whole); err != nil { // marks desired: keep live's pod template
+			return zero, fmt.Errorf("read %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
+		}
 	}
 	hash, hashErr := Hash(o.owned(desired))
 	if hashErr != nil {
@@ -117,6 +121,13 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 	if adopted && live.GetAnnotations()[AnnAppliedHash] == hash && !labelsDrifted(live, desired) &&
 		!hasStaleAnnotations(live, desired) && (o.drifted == nil || !o.drifted(live, desired)) {
 		return live, nil
+	}
+	if keepsLiveTemplate(desired) {
+		// merge keeps live's pod template, which the cache holds stripped
+		// (StripTemplate): write it back as the API has it.
+		if live, err = o.fetch(ctx, desired.GetNamespace(), desired.GetName()); err != nil {
+			return zero, fmt.Errorf("get %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
+		}
 	}
 	merged := o.merge(live.DeepCopyObject().(T), desired)
 	mergeMeta(merged, desired)

@@ -179,8 +179,8 @@ func (a *Applier) StatefulSet(ctx context.Context, owner Owner, desired *appsv1.
 			}
 			return live
 		},
-		adopt: func(live, d *appsv1.StatefulSet) bool {
-			return adoptTemplate(live, d, &live.Spec.Template, &d.Spec.Template, false)
+		adopt: func(live, d *appsv1.StatefulSet, whole func() (*appsv1.StatefulSet, error)) (bool, error) {
+			return adoptTemplate(live, d, whole, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }, false)
 		},
 		drifted: func(live, d *appsv1.StatefulSet) bool {
 			return !equality.Semantic.DeepEqual(live.Spec.Replicas, d.Spec.Replicas) ||
@@ -229,8 +229,8 @@ func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.D
 		},
 		// The one Deployment applied is discovery's: its image, the
 		// operator's own, serves the same protocol as the TiDB Operator's.
-		adopt: func(live, d *appsv1.Deployment) bool {
-			return adoptTemplate(live, d, &live.Spec.Template, &d.Spec.Template, true)
+		adopt: func(live, d *appsv1.Deployment, whole func() (*appsv1.Deployment, error)) (bool, error) {
+			return adoptTemplate(live, d, whole, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }, true)
 		},
 		drifted: func(live, d *appsv1.Deployment) bool {
 			return !equality.Semantic.DeepEqual(live.Spec.Replicas, d.Spec.Replicas)

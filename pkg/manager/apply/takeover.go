@@ -58,22 +58,54 @@ func dropStaleAnnotations(obj, desired metav1.Object) {
 }
 
 // adoptTemplate decides whether the write of desired keeps live's pod
-// template: when live carries the mark for desired's template, or when
-// live was never applied by us and its template means the same
-// (SameTemplateMeaning). It then marks desired and returns true.
-func adoptTemplate(live, desired metav1.Object, liveT, desiredT *corev1.PodTemplateSpec, ignoreImages bool) bool {
-	h, err := Hash(desiredT)
+// template (template reads it from an object): when live carries the mark
+// for desired's template, or when live was never applied by us and its
+// template means the same (SameTemplateMeaning). It then marks desired and
+// returns true. The cached live template is stripped (StripTemplate), so the comparison reads the whole object with
+// whole, once per object: the first write records our hash. An error of
+// whole is returned.
+func adoptTemplate[T object](live, desired T, whole func() (T, error), template func(T) *corev1.PodTemplateSpec,
+	ignoreImages bool) (bool, error) {
+	h, err := Hash(template(desired))
 	if err != nil {
-		return false
+		return false, err
 	}
 	switch ann := live.GetAnnotations(); {
 	case ann[AnnAdoptedTemplate] == h:
-	case ann[AnnAppliedHash] == "" && SameTemplateMeaning(liveT, desiredT, ignoreImages):
+	case ann[AnnAppliedHash] == "":
+		w, err := whole()
+		if err != nil {
+			return false, err
+		}
+		if !SameTemplateMeaning(template(w), template(desired), ignoreImages) {
+			return false, nil
+		}
 	default:
-		return false
+		return false, nil
 	}
 	annotate(desired, AnnAdoptedTemplate, h)
-	return true
+	return true, nil
+}
+
+// StripTemplate is what the informer caches keep of a StatefulSet's or
+// Deployment's pod template (controller.StripCached): its metadata, each
+// container's name and image (which version the template runs) and its
+// volumes (which ConfigMap and Secrets it mounts); the rest of its spec is
+// dropped. No cached template is sent back: the Applier writes the desired
+// template, and reads the live one whole from the API where it compares or
+// keeps it (adoptTemplate, keepsLiveTemplate).
+func StripTemplate(t *corev1.PodTemplateSpec) {
+	spec := corev1.PodSpec{Volumes: t.Spec.Volumes}
+	for _, c := range t.Spec.Containers {
+		spec.Containers = append(spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+	}
+	t.Spec = spec
+}
+
+// keepsLiveTemplate reports a desired object marked by adoptTemplate: its
+// write keeps the live pod template.
+func keepsLiveTemplate(desired metav1.Object) bool {
+	return desired.GetAnnotations()[AnnAdoptedTemplate] != ""
 }
 
 // SameTemplateMeaning reports whether a live pod template runs the same
