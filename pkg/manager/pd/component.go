@@ -5,6 +5,7 @@ package pd
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -84,6 +85,11 @@ func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *
 	if sts == nil {
 		tc.Status.PD.Synced = false
 		return nil
+	}
+	if !c.anyPodReady(tc) {
+		// PD's client Service routes to Ready pods only: nothing could answer.
+		tc.Status.PD.Synced = false
+		return fmt.Errorf("PD: no PD pod is Ready, so the Service %s has no endpoint to ask", names.Member(tc.Name, names.PD))
 	}
 	if err := observeMembers(ctx, c.pd, c.clock, tc); err != nil || tc.Spec.Paused {
 		return err

@@ -3,11 +3,13 @@ package pd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
@@ -168,6 +170,22 @@ func (c *Component) podCached(tc *v1alpha1.TidbCluster, pod string) bool {
 	}
 	_, err := c.meta.pods.Pods(tc.Namespace).Get(pod)
 	return err == nil
+}
+
+// anyPodReady reports whether a PD pod of tc is Ready in the pod cache
+// (true without a pod cache). While none is, PD is not asked: a cluster
+// whose PD pods are still being scheduled or started would otherwise cost a
+// failed request per sync, and the StatefulSet's status change when a pod
+// turns Ready wakes the sync that asks.
+func (c *Component) anyPodReady(tc *v1alpha1.TidbCluster) bool {
+	if c.meta == nil || c.meta.pods == nil {
+		return true
+	}
+	pods, err := c.meta.pods.Pods(tc.Namespace).List(labels.SelectorFromSet(component.Labels(tc, names.PD)))
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(pods, component.PodReady)
 }
 
 // allMembersHealthy reports whether the member of every desired pod is healthy.

@@ -12,6 +12,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -46,5 +48,38 @@ func TestOrphanSweepLeavesAMemberWhosePodExists(t *testing.T) {
 	}
 	if got := fmt.Sprint(pdWrites(ctl)); got != "[DeleteMemberByID:13]" {
 		t.Fatalf("PD writes %s once the pod is gone, want basic-pd-3's member deleted", got)
+	}
+}
+
+// TestObserveAsksPDOnlyWithAReadyPod: while no PD pod is Ready (being
+// scheduled, started, or all failed) PD's Service has no endpoint, so the
+// observation asks nothing and reports PD unsynced; once a pod is Ready in
+// the cache, PD is asked.
+func TestObserveAsksPDOnlyWithAReadyPod(t *testing.T) {
+	t.Parallel()
+	ctl := pdapi.NewFakeControl()
+	c := newFailoverPD(ctl, kubefake.NewClientset(), transferNow)
+	tc := membersTC([]bool{true}, transferNow)
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "basic-pd-0", Namespace: "ns", Labels: component.Labels(tc, names.PD)}}
+	if err := pods.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	c.meta = &Meta{pods: corelisters.NewPodLister(pods)}
+	sts := &appsv1.StatefulSet{}
+	if err := c.Observe(context.Background(), tc, sts); err == nil || tc.Status.PD.Synced {
+		t.Fatalf("Observe with no Ready PD pod: err %v, synced %v; want an error and unsynced", err, tc.Status.PD.Synced)
+	}
+	if calls := ctl.ClusterClient("ns", "basic").Calls(); len(calls) != 0 {
+		t.Fatalf("PD was asked %v with no Ready pod behind its Service", calls)
+	}
+	ready := pod.DeepCopy()
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if err := pods.Update(ready); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Observe(context.Background(), tc, sts)
+	if calls := ctl.ClusterClient("ns", "basic").Calls(); len(calls) == 0 {
+		t.Fatal("PD was not asked once a pod is Ready")
 	}
 }
