@@ -222,6 +222,9 @@ func checkDeployment(t *testing.T, r rendering, name string, flags ...string) []
 	if env["HELM_RELEASE"].Value != "kt" {
 		t.Errorf("HELM_RELEASE = %+v", env["HELM_RELEASE"])
 	}
+	if e := env["MEMORY_LIMIT"]; e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil || e.ValueFrom.ResourceFieldRef.Resource != "limits.memory" {
+		t.Errorf("MEMORY_LIMIT env is not the container's memory limit (the chart sets one by default): %+v", e)
+	}
 	if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "health" {
 		t.Errorf("liveness probe: %+v", p)
 	}

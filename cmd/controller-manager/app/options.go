@@ -43,6 +43,9 @@ type Options struct {
 	TestMode          bool
 	Features          string
 	ShutdownGraceTime time.Duration
+	// MemoryLimit is the container's memory limit (a quantity, "" for
+	// none); the Go soft memory limit is set below it (memlimit.go).
+	MemoryLimit string
 }
 
 // OperatorImage is the image this build ships in, pinned to its version:
@@ -118,6 +121,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.ClusterPermSC, "cluster-permission-sc", false, "Keep read access to StorageClasses when namespace-scoped.")
 	fs.BoolVar(&o.TestMode, "test-mode", false, "Accepted for compatibility; has no effect.")
 	fs.StringVar(&o.Features, "features", "", "Feature gates k=v,... (StableScheduling, AdvancedStatefulSet, VolumeModifying, VolumeReplacing); only VolumeModifying is acted on.")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", os.Getenv("MEMORY_LIMIT"),
+		"The container's memory limit (e.g. 512Mi; the chart passes limits.memory); the Go runtime is asked to stay under 90% of it, unless GOMEMLIMIT is set. Default: $MEMORY_LIMIT, else none.")
 	fs.DurationVar(&o.ShutdownGraceTime, "shutdown-grace-period", o.ShutdownGraceTime, "How long to wait for workers and the HTTP servers on SIGTERM.")
 }
 
@@ -150,6 +155,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("leader election needs lease-duration > renew-deadline > retry-period > 0"))
 	}
 	if _, err := o.featureGates(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := parseMemoryLimit(o.MemoryLimit); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

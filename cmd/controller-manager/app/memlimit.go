@@ -1,0 +1,52 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+)
+
+// memoryLimitShare is the part of the container's memory limit the Go
+// runtime is asked to stay under (its soft limit, GOMEMLIMIT): the rest is
+// room for what the runtime does not count and for a burst it cannot
+// collect in time.
+const memoryLimitShare = 0.9
+
+// parseMemoryLimit reads --memory-limit: a quantity ("150Mi", or the
+// bytes the downward API gives for limits.memory), "" for none. A
+// negative or unparsable value is an error.
+func parseMemoryLimit(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() < 0 {
+		return 0, fmt.Errorf("--memory-limit %q is not a memory quantity (e.g. 512Mi)", s)
+	}
+	return q.Value(), nil
+}
+
+// softMemoryLimit returns the soft limit for a container memory limit of
+// limit bytes, or 0 (leave the runtime's own) when there is no limit or
+// GOMEMLIMIT is set (getenv reads the environment).
+func softMemoryLimit(limit int64, getenv func(string) string) int64 {
+	if limit <= 0 || getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	return int64(float64(limit) * memoryLimitShare)
+}
+
+// applyMemoryLimit sets the Go soft memory limit from --memory-limit, so
+// that the garbage collector works harder near the container's limit
+// instead of the kernel killing the process (the runtime does not read
+// cgroup limits itself).
+func (o *Options) applyMemoryLimit(logger klog.Logger) {
+	limit, _ := parseMemoryLimit(o.MemoryLimit) // Validate reported any error
+	if soft := softMemoryLimit(limit, os.Getenv); soft > 0 {
+		debug.SetMemoryLimit(soft)
+		logger.Info("Go soft memory limit set", "limit", limit, "soft", soft)
+	}
+}
