@@ -11,12 +11,16 @@ import (
 
 // DropManagedFields is the informers' transform: it removes
 // metadata.managedFields, which no controller reads and which is often the
-// larger part of a cached object. An update sent from a cached copy leaves
-// the server's managedFields as they are (they are only reset by an empty
-// list, never by an absent one). Objects without metadata pass unchanged.
+// larger part of a cached object, and makes the object share its label
+// keys and values, namespace, annotation keys and owner references with
+// the other cached objects (internMeta). An update sent from a cached copy
+// leaves the server's managedFields as they are (they are only reset by an
+// empty list, never by an absent one). Objects without metadata pass
+// unchanged.
 func DropManagedFields(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
+		internMeta(m)
 	}
 	return obj, nil
 }
@@ -31,8 +35,10 @@ func StripCached(obj any) (any, error) {
 		StripPod(o)
 	case *appsv1.StatefulSet:
 		apply.StripTemplate(&o.Spec.Template)
+		internContainers(o.Spec.Template.Spec.Containers)
 	case *appsv1.Deployment:
 		apply.StripTemplate(&o.Spec.Template)
+		internContainers(o.Spec.Template.Spec.Containers)
 	}
 	return DropManagedFields(obj)
 }
@@ -58,7 +64,17 @@ func StripPod(p *corev1.Pod) {
 			spec.Volumes = append(spec.Volumes, v)
 		}
 	}
+	internContainers(spec.Containers)
+	spec.NodeName, spec.SchedulerName = cacheStrings.intern(spec.NodeName), cacheStrings.intern(spec.SchedulerName)
 	p.Spec = spec
+}
+
+// internContainers makes the stripped containers share their names and
+// images with the other cached objects.
+func internContainers(cs []corev1.Container) {
+	for i := range cs {
+		cs[i].Name, cs[i].Image = cacheStrings.intern(cs[i].Name), cacheStrings.intern(cs[i].Image)
+	}
 }
 
 // StripJob is the Job informer's transform: DropManagedFields, and the pod

@@ -2,7 +2,9 @@ package controller
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -78,5 +80,38 @@ func TestStripCachedStripsPodTemplates(t *testing.T) {
 	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "discovery", Image: "x", Args: []string{"-v"}}}
 	if got, _ := StripCached(dep); got.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args != nil {
 		t.Error("a Deployment's template keeps its container args")
+	}
+}
+
+// TestCachedObjectsShareTheirStrings: two objects decoded apart share one
+// copy of each label key and value, namespace and owner once cached.
+func TestCachedObjectsShareTheirStrings(t *testing.T) {
+	t.Parallel()
+	obj := func() *corev1.Service {
+		// strings.Clone: a decoder gives each object its own copies.
+		c := strings.Clone
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: c("ns"),
+			Labels:          map[string]string{c("app.kubernetes.io/component"): c("pd")},
+			Annotations:     map[string]string{c("tidb.kubetidb.io/applied-hash"): c("0123")},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: c("pingcap.com/v1alpha1"), Kind: c("TidbCluster"), Name: c("db"), UID: "u"}}}}
+	}
+	a, _ := StripCached(obj())
+	b, _ := StripCached(obj())
+	ma, mb := a.(*corev1.Service).ObjectMeta, b.(*corev1.Service).ObjectMeta
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	key := func(m map[string]string) string {
+		for k := range m {
+			return k
+		}
+		return ""
+	}
+	if !same(ma.Namespace, mb.Namespace) || !same(key(ma.Labels), key(mb.Labels)) ||
+		!same(ma.Labels["app.kubernetes.io/component"], mb.Labels["app.kubernetes.io/component"]) ||
+		!same(key(ma.Annotations), key(mb.Annotations)) || !same(ma.OwnerReferences[0].Kind, mb.OwnerReferences[0].Kind) {
+		t.Error("cached objects hold their own copies of shared strings")
+	}
+	if ma.Labels["app.kubernetes.io/component"] != "pd" || ma.Annotations["tidb.kubetidb.io/applied-hash"] != "0123" ||
+		ma.OwnerReferences[0].Name != "db" {
+		t.Errorf("metadata changed: %+v", ma)
 	}
 }
