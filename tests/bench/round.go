@@ -53,7 +53,9 @@ type round struct {
 	namespaces []string
 	ready      *ReadyTracker
 	replicas   *ReplicaWatcher
+	volumes    *VolumeBinder
 	stopInf    chan struct{}
+	stopVols   context.CancelFunc
 
 	t0, tReady time.Time        // clusters created; all Ready
 	cpuStart   float64          // operator CPU seconds at t0
@@ -201,12 +203,24 @@ func (r *round) setupNamespaces(ctx context.Context) error {
 	if r.replicas, err = NewReplicaWatcher(kf.Apps().V1().StatefulSets().Informer()); err != nil {
 		return err
 	}
+	vf := informers.NewSharedInformerFactory(r.kube, 0) // every claim, the raw baseline's too
+	if r.volumes, err = NewVolumeBinder(r.kube, vf.Core().V1().PersistentVolumeClaims().Informer()); err != nil {
+		return err
+	}
 	pcf.Start(r.stopInf)
 	kf.Start(r.stopInf)
+	vf.Start(r.stopInf)
 	pcf.WaitForCacheSync(r.stopInf)
 	kf.WaitForCacheSync(r.stopInf)
+	vf.WaitForCacheSync(r.stopInf)
+	var volCtx context.Context
+	volCtx, r.stopVols = context.WithCancel(context.WithoutCancel(ctx))
+	r.volumes.Run(volCtx, volumeWorkers)
 	return nil
 }
+
+// volumeWorkers is how many claims the harness binds at once.
+const volumeWorkers = 8
 
 // converge creates the N clusters and waits until every one is Ready.
 func (r *round) converge(ctx context.Context) error {
@@ -363,6 +377,10 @@ func (r *round) teardown() {
 	}
 	if r.proxy != nil {
 		_ = r.proxy.Close()
+	}
+	if r.stopVols != nil {
+		r.stopVols()
+		r.volumes.Wait()
 	}
 	if r.stopInf != nil {
 		close(r.stopInf)
