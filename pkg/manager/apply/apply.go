@@ -54,7 +54,7 @@ type ops[T object] struct {
 	// adopt, for kinds with a pod template, marks desired when the write
 	// keeps live's template (adoptTemplate); merge then leaves it; may be nil.
 	// whole reads live from the API (the caches strip pod templates).
-	adopt func(live, desired T, whole func() (T, error)) (bool, error)
+	adopt func(live, desired T, whole func() (T, error)) error
 }
 
 // Hash returns the hex sha256 of v's JSON, shortened to 16 characters.
@@ -86,7 +86,7 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
 	if err == nil && o.adopt != nil {
 		whole := func() (T, error) { return o.fetch(ctx, desired.GetNamespace(), desired.GetName()) }
-		if _, err = o.adopt(live, desired, whole); err != nil { // marks desired: keep live's pod template
+		if err = o.adopt(live, desired, whole); err != nil { // marks desired: keep live's pod template
 			return zero, fmt.Errorf("read %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
 		}
 	}

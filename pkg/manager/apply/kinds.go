@@ -179,7 +179,7 @@ func (a *Applier) StatefulSet(ctx context.Context, owner Owner, desired *appsv1.
 			}
 			return live
 		},
-		adopt: func(live, d *appsv1.StatefulSet, whole func() (*appsv1.StatefulSet, error)) (bool, error) {
+		adopt: func(live, d *appsv1.StatefulSet, whole func() (*appsv1.StatefulSet, error)) error {
 			return adoptTemplate(live, d, whole, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }, false)
 		},
 		drifted: func(live, d *appsv1.StatefulSet) bool {
@@ -229,7 +229,7 @@ func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.D
 		},
 		// The one Deployment applied is discovery's: its image, the
 		// operator's own, serves the same protocol as the TiDB Operator's.
-		adopt: func(live, d *appsv1.Deployment, whole func() (*appsv1.Deployment, error)) (bool, error) {
+		adopt: func(live, d *appsv1.Deployment, whole func() (*appsv1.Deployment, error)) error {
 			return adoptTemplate(live, d, whole, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }, true)
 		},
 		drifted: func(live, d *appsv1.Deployment) bool {

@@ -60,31 +60,32 @@ func dropStaleAnnotations(obj, desired metav1.Object) {
 // adoptTemplate decides whether the write of desired keeps live's pod
 // template (template reads it from an object): when live carries the mark
 // for desired's template, or when live was never applied by us and its
-// template means the same (SameTemplateMeaning). It then marks desired and
-// returns true. The cached live template is stripped (StripTemplate), so the comparison reads the whole object with
-// whole, once per object: the first write records our hash. An error of
-// whole is returned.
+// template means the same (SameTemplateMeaning); it then marks desired
+// (keepsLiveTemplate). The cached live template is stripped
+// (StripTemplate), so the comparison reads the whole object with whole,
+// once per object: the first write records our hash. An error of whole is
+// returned.
 func adoptTemplate[T object](live, desired T, whole func() (T, error), template func(T) *corev1.PodTemplateSpec,
-	ignoreImages bool) (bool, error) {
+	ignoreImages bool) error {
 	h, err := Hash(template(desired))
 	if err != nil {
-		return false, err
+		return err
 	}
 	switch ann := live.GetAnnotations(); {
 	case ann[AnnAdoptedTemplate] == h:
 	case ann[AnnAppliedHash] == "":
 		w, err := whole()
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !SameTemplateMeaning(template(w), template(desired), ignoreImages) {
-			return false, nil
+			return nil
 		}
 	default:
-		return false, nil
+		return nil
 	}
 	annotate(desired, AnnAdoptedTemplate, h)
-	return true, nil
+	return nil
 }
 
 // StripTemplate is what the informer caches keep of a StatefulSet's or
