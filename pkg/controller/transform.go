@@ -27,8 +27,9 @@ func DropManagedFields(obj any) (any, error) {
 
 // StripCached is the transform of the informers of the objects the
 // operator labels (pods, StatefulSets, Services, ConfigMaps, PVCs, PVs, …):
-// DropManagedFields, for a pod what StripPod drops, and for a StatefulSet
-// or Deployment what apply.StripTemplate drops of its pod template.
+// DropManagedFields, for a pod what StripPod drops, for a StatefulSet or
+// Deployment what apply.StripTemplate drops of its pod template, and the
+// data of a ConfigMap the operator wrote (stripConfigMap).
 func StripCached(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -39,6 +40,8 @@ func StripCached(obj any) (any, error) {
 	case *appsv1.Deployment:
 		apply.StripTemplate(&o.Spec.Template)
 		internContainers(o.Spec.Template.Spec.Containers)
+	case *corev1.ConfigMap:
+		stripConfigMap(o)
 	}
 	return DropManagedFields(obj)
 }
@@ -67,6 +70,19 @@ func StripPod(p *corev1.Pod) {
 	internContainers(spec.Containers)
 	spec.NodeName, spec.SchedulerName = cacheStrings.intern(spec.NodeName), cacheStrings.intern(spec.SchedulerName)
 	p.Spec = spec
+}
+
+// stripConfigMap drops the data of a ConfigMap the operator wrote (it
+// carries apply.AnnAppliedHash; binaryData, which the operator never sets
+// and an update keeps, stays): the applier writes desired data whole
+// and compares hashes, and the one reader of a mounted config
+// (component's sameAsInUse) compares the recorded hash and reads the data
+// from the API only when it differs. Another operator's ConfigMap keeps
+// its data: it is compared by meaning on every sync until replaced.
+func stripConfigMap(cm *corev1.ConfigMap) {
+	if cm.Annotations[apply.AnnAppliedHash] != "" {
+		cm.Data = nil
+	}
 }
 
 // internContainers makes the stripped containers share their names and

@@ -115,3 +115,18 @@ func TestCachedObjectsShareTheirStrings(t *testing.T) {
 		t.Errorf("metadata changed: %+v", ma)
 	}
 }
+
+// TestStripCachedDropsTheDataOfOurConfigMaps: a ConfigMap the operator
+// wrote (an applied hash) is cached without data; another's keeps it.
+func TestStripCachedDropsTheDataOfOurConfigMaps(t *testing.T) {
+	t.Parallel()
+	ours := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"tidb.kubetidb.io/applied-hash": "h"}},
+		Data: map[string]string{"config-file": "x"}, BinaryData: map[string][]byte{"b": {1}}}
+	foreign := &corev1.ConfigMap{Data: map[string]string{"config-file": "x"}}
+	if got, _ := StripCached(ours); got.(*corev1.ConfigMap).Data != nil || got.(*corev1.ConfigMap).BinaryData == nil {
+		t.Errorf("our ConfigMap cached as %+v: data must go, binaryData stay", got)
+	}
+	if got, _ := StripCached(foreign); got.(*corev1.ConfigMap).Data["config-file"] != "x" {
+		t.Error("another operator's ConfigMap lost its data")
+	}
+}

@@ -131,14 +131,23 @@ func (a *Applier) ConfigMap(ctx context.Context, owner Owner, desired *corev1.Co
 		update: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			return c.Update(ctx, o, metav1.UpdateOptions{})
 		},
-		owned: func(d *corev1.ConfigMap) any {
-			return struct {
-				M ownedMeta
-				D map[string]string
-			}{metaOf(d), d.Data}
-		},
+		owned: ownedConfigMap,
 		merge: func(live, d *corev1.ConfigMap) *corev1.ConfigMap { live.Data = d.Data; return live },
 	})
+}
+
+func ownedConfigMap(d *corev1.ConfigMap) any {
+	return struct {
+		M ownedMeta
+		D map[string]string
+	}{metaOf(d), d.Data}
+}
+
+// ConfigMapHash returns the hash ConfigMap records on the object it writes
+// for desired (AnnAppliedHash): equal hashes mean the same labels,
+// annotations and data. It errors only when desired cannot be marshalled.
+func ConfigMapHash(desired *corev1.ConfigMap) (string, error) {
+	return Hash(ownedConfigMap(desired))
 }
 
 // StatefulSet creates or updates desired. Updates send replicas, update

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -54,23 +55,24 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 		return nil
 	}
 	inUse := configMapInUse(st.live)
-	name := names.Member(tc.Name, m.comp.Name())
-	strategy := configStrategy(tc, m.comp)
-	switch {
-	case inUse != "" && m.sameAsInUse(tc.Namespace, inUse, data) && m.foreignConfigMap(tc.Namespace, inUse):
-		st.configMap = inUse // another operator's, meaning the same: adopted as it is
-		return m.collectForeignConfigMaps(ctx, st)
-	case inUse != "" && m.sameAsInUse(tc.Namespace, inUse, data):
-		name = inUse
-	case strategy == v1alpha1.ConfigUpdateStrategyRollingUpdate:
-		name = names.ConfigMapWithHash(tc.Name, m.comp.Name(), dataHash(data))
-	case inUse != "":
-		name = inUse
-	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.Namespace, Labels: Labels(tc, m.comp.Name())},
+		ObjectMeta: metav1.ObjectMeta{Name: names.Member(tc.Name, m.comp.Name()), Namespace: tc.Namespace, Labels: Labels(tc, m.comp.Name())},
 		Data:       data,
 	}
+	strategy := configStrategy(tc, m.comp)
+	same := inUse != "" && m.sameAsInUse(ctx, inUse, cm)
+	switch {
+	case same && m.foreignConfigMap(tc.Namespace, inUse):
+		st.configMap = inUse // another operator's, meaning the same: adopted as it is
+		return m.collectForeignConfigMaps(ctx, st)
+	case same:
+		cm.Name = inUse
+	case strategy == v1alpha1.ConfigUpdateStrategyRollingUpdate:
+		cm.Name = names.ConfigMapWithHash(tc.Name, m.comp.Name(), dataHash(data))
+	case inUse != "":
+		cm.Name = inUse
+	}
+	name := cm.Name
 	if _, err := m.writer.ConfigMap(ctx, tc, cm); err != nil {
 		return err
 	}
@@ -78,13 +80,25 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 	return m.collectForeignConfigMaps(ctx, st)
 }
 
-// sameAsInUse reports whether the mounted ConfigMap holds the same config.
-func (m *Manager) sameAsInUse(namespace, name string, data map[string]string) bool {
-	cm, err := m.cms.ConfigMaps(namespace).Get(name)
+// sameAsInUse reports whether the mounted ConfigMap name holds the config
+// of desired. One we wrote is cached without its data
+// (controller.StripCached): its recorded hash equal to desired's means the
+// same data, and only when it differs is the data read from the API to be
+// compared by meaning. A failed read counts as different.
+func (m *Manager) sameAsInUse(ctx context.Context, name string, desired *corev1.ConfigMap) bool {
+	cm, err := m.cms.ConfigMaps(desired.Namespace).Get(name)
 	if err != nil {
 		return false
 	}
-	return EqualConfigData(cm.Data, data)
+	if applied := cm.Annotations[apply.AnnAppliedHash]; applied != "" {
+		if h, err := apply.ConfigMapHash(desired); err == nil && h == applied {
+			return true
+		}
+		if cm, err = m.kube.CoreV1().ConfigMaps(desired.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false
+		}
+	}
+	return EqualConfigData(cm.Data, desired.Data)
 }
 
 // EqualConfigData compares ConfigMap data: every TOML key (tomlKey) by

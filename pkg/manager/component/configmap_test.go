@@ -1,12 +1,18 @@
 package component
 
 import (
+	"context"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 )
 
 func TestEqualConfigDataComparesEveryTOMLKeyByMeaning(t *testing.T) {
@@ -86,4 +92,50 @@ func (n named) Services(*v1alpha1.TidbCluster) []*corev1.Service            { re
 func (n named) ConfigData(*v1alpha1.TidbCluster) (map[string]string, error) { return nil, nil }
 func (n named) StatefulSet(*v1alpha1.TidbCluster, string) (*appsv1.StatefulSet, error) {
 	return nil, nil
+}
+
+// TestSameAsInUseReadsDataOnlyWhenTheHashDiffers: the cache holds our
+// ConfigMaps without data; a recorded hash equal to desired's means the
+// same config with no request, a different one is read from the API and
+// compared by meaning (reformatted TOML is the same, a changed value is
+// not).
+func TestSameAsInUseReadsDataOnlyWhenTheHashDiffers(t *testing.T) {
+	t.Parallel()
+	desired := func(toml string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db-pd", Namespace: "ns", Labels: map[string]string{"a": "b"}},
+			Data: map[string]string{"config-file": toml}}
+	}
+	for name, c := range map[string]struct {
+		live, want string
+		same       bool
+		reads      int
+	}{
+		"same hash":        {"[log]\nlevel = 'info'\n", "[log]\nlevel = 'info'\n", true, 0},
+		"reformatted TOML": {"[log]\nlevel = 'info'\n", "[log]\n  level = \"info\"\n", true, 1},
+		"changed value":    {"[log]\nlevel = 'info'\n", "[log]\nlevel = 'warn'\n", false, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			live := desired(c.live)
+			h, err := apply.ConfigMapHash(live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live.Annotations = map[string]string{apply.AnnAppliedHash: h}
+			kube := kubefake.NewClientset(live.DeepCopy())
+			cached := live.DeepCopy()
+			cached.Data = nil // as controller.StripCached keeps it
+			idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			if err := idx.Add(cached); err != nil {
+				t.Fatal(err)
+			}
+			m := &Manager{cms: corelisters.NewConfigMapLister(idx), kube: kube}
+			if got := m.sameAsInUse(context.Background(), "db-pd", desired(c.want)); got != c.same {
+				t.Errorf("same = %v, want %v", got, c.same)
+			}
+			if n := len(kube.Actions()); n != c.reads {
+				t.Errorf("%d API reads, want %d", n, c.reads)
+			}
+		})
+	}
 }

@@ -34,7 +34,8 @@ type Member interface {
 type Env struct {
 	// Writer does every API write, with an event each.
 	Writer *apply.Applier
-	// Kube reads what the caches do not hold (Events, Secrets); never writes.
+	// Kube reads what the caches do not hold (Events, Secrets, the data of
+	// the operator's own ConfigMaps when their hash differs); never writes.
 	Kube         kubernetes.Interface
 	StatefulSets appslisters.StatefulSetLister
 	Pods         corelisters.PodLister
