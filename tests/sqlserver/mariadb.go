@@ -76,7 +76,14 @@ func Start(ctx context.Context, extraArgs ...string) (*Server, error) {
 
 func (s *Server) start(ctx context.Context, install, server string, extraArgs []string) error {
 	data := filepath.Join(s.dir, "data")
-	out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data,
+	// A private tmpdir: MariaDB names temporary tables by process ID, and one
+	// left in the shared /tmp by a killed server breaks a later install
+	// whose bootstrap server gets the same ID.
+	tmp := filepath.Join(s.dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fmt.Errorf("mariadb tmpdir: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data, "--tmpdir="+tmp,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("mariadb-install-db: %w: %s", err, out)
@@ -87,7 +94,7 @@ func (s *Server) start(ctx context.Context, install, server string, extraArgs []
 	}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	logFile := filepath.Join(s.dir, "error.log")
-	args := append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + s.Socket,
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--socket=" + s.Socket,
 		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--user=root", "--skip-name-resolve",
 		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"), "--log-error=" + logFile,
 		"--innodb-buffer-pool-size=16M", "--skip-log-bin", "--max-connections=64"}, extraArgs...)
