@@ -26,7 +26,7 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${REPO_ROOT}"
 OUT="${BENCH_OUT:-${REPO_ROOT}/_output/bench}"
 BIN="${BENCH_BIN_DIR:-${OUT}/bin}"
-MICRO_PKGS=(./pkg/manager/component/ ./pkg/manager/planner/ ./pkg/manager/pd/)
+MICRO_PKGS=(./pkg/manager/component/ ./pkg/manager/planner/ ./pkg/manager/pd/ ./pkg/controller/)
 
 log() { echo "[bench $(date +%H:%M:%S)] $*" >&2; }
 

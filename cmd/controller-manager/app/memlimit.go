@@ -40,9 +40,9 @@ func softMemoryLimit(limit int64, getenv func(string) string) int64 {
 }
 
 // applyMemoryLimit sets the Go soft memory limit from --memory-limit, so
-// that the garbage collector works harder near the container's limit
-// instead of the kernel killing the process (the runtime does not read
-// cgroup limits itself).
+// that the garbage collector works harder near the container's limit (the
+// runtime does not read cgroup limits itself). It is soft: a live heap
+// near it still grows past it (263 MiB measured under 256Mi at N=1000).
 func (o *Options) applyMemoryLimit(logger klog.Logger) {
 	limit, _ := parseMemoryLimit(o.MemoryLimit) // Validate reported any error
 	if soft := softMemoryLimit(limit, os.Getenv); soft > 0 {
