@@ -8,14 +8,17 @@ package controller
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
@@ -175,6 +178,7 @@ func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		kubeinformers.WithNamespace(ns),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managed }),
 		kubeinformers.WithTransform(StripCached))
+	registerPodInformer(kubeFactory, ns, managed)
 	pcFactory := externalversions.NewSharedInformerFactoryWithOptions(pc, cfg.ResyncDuration,
 		externalversions.WithNamespace(ns),
 		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector }),
@@ -229,6 +233,19 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		TiDBDashboardLister:    pingcap.TidbDashboards().Lister(),
 		TiDBNGMonitoringLister: pingcap.TidbNGMonitorings().Lister(),
 	}
+}
+
+// registerPodInformer makes the factory's pod informer cache the pods
+// managed-by=tidb-operator except the discovery pods: nothing reads those
+// (the discovery Deployment's status tells whether it runs), and at 1000
+// clusters they would be a thousand cached pods and their updates.
+func registerPodInformer(f kubeinformers.SharedInformerFactory, namespace, managed string) {
+	selector := managed + "," + label.ComponentLabelKey + "!=" + label.DiscoveryLabelVal
+	f.InformerFor(&corev1.Pod{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredPodInformer(client, namespace, resync,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	})
 }
 
 // StartInformers starts every informer registered so far; they stop when

@@ -3,9 +3,15 @@ package controller
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	pingcapfake "github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned/fake"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
 // TestMonitoringListersReadTheirInformers seeds one object of each
@@ -56,5 +62,33 @@ func TestMonitoringListersReadTheirInformers(t *testing.T) {
 		if err := s.get(); err != nil {
 			t.Errorf("%s: lister does not read its informer: %v", kind, err)
 		}
+	}
+}
+
+// TestPodCacheLeavesDiscoveryPodsOut: the pod informer lists the operator's
+// pods but the discovery pods, which nothing reads.
+func TestPodCacheLeavesDiscoveryPodsOut(t *testing.T) {
+	t.Parallel()
+	pod := func(name, component string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{
+			label.ManagedByLabelKey: label.TiDBOperator, label.ComponentLabelKey: component}}}
+	}
+	kube := kubefake.NewClientset(pod("db-pd-0", "pd"), pod("db-discovery-1", label.DiscoveryLabelVal))
+	cfg := DefaultCLIConfig()
+	cfg.ClusterScoped = true
+	deps := NewDependencies(cfg, kube, pingcapfake.NewSimpleClientset(), nil, nil)
+	stop := make(chan struct{})
+	defer close(stop)
+	informer := deps.KubeInformerFactory.Core().V1().Pods().Informer()
+	deps.StartInformers(stop)
+	if !cache.WaitForCacheSync(stop, informer.HasSynced) {
+		t.Fatal("pod cache did not sync")
+	}
+	pods, err := deps.PodLister.List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 1 || pods[0].Name != "db-pd-0" {
+		t.Errorf("cached pods %v, want db-pd-0 only", pods)
 	}
 }

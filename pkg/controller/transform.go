@@ -5,6 +5,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 )
@@ -27,7 +28,9 @@ func DropManagedFields(obj any) (any, error) {
 
 // StripCached is the transform of the informers of the objects the
 // operator labels (pods, StatefulSets, Services, ConfigMaps, PVCs, PVs, …):
-// DropManagedFields, for a pod what StripPod drops, for a StatefulSet or
+// DropManagedFields, for a pod, PVC or PV what StripPod, StripPVC or
+// StripPV drop, for a Service, ServiceAccount, Role or RoleBinding it
+// applied what apply.StripApplied drops, for a StatefulSet or
 // Deployment what apply.StripTemplate drops of its pod template, and the
 // data of a ConfigMap the operator wrote (stripConfigMap).
 func StripCached(obj any) (any, error) {
@@ -36,12 +39,19 @@ func StripCached(obj any) (any, error) {
 		StripPod(o)
 	case *appsv1.StatefulSet:
 		apply.StripTemplate(&o.Spec.Template)
+		apply.StripClaimTemplates(o.Spec.VolumeClaimTemplates)
 		internContainers(o.Spec.Template.Spec.Containers)
 	case *appsv1.Deployment:
 		apply.StripTemplate(&o.Spec.Template)
 		internContainers(o.Spec.Template.Spec.Containers)
 	case *corev1.ConfigMap:
 		stripConfigMap(o)
+	case *corev1.PersistentVolumeClaim:
+		StripPVC(o)
+	case *corev1.PersistentVolume:
+		StripPV(o)
+	case metav1.Object:
+		apply.StripApplied(o)
 	}
 	return DropManagedFields(obj)
 }
@@ -51,9 +61,12 @@ func StripCached(obj any) (any, error) {
 // version a pod runs), and the volumes backed by a PVC (which PVCs are a
 // member's) — and drops the rest (commands, environment, mounts, probes,
 // resources, affinity, other volumes: the larger part of a cached pod).
-// Metadata and status are kept whole. The operator never sends a cached
-// pod back: it changes pods only by patches of their metadata, and deletes
-// them.
+// Of its status it keeps the phase, reason and message, each condition
+// but its probe time, and each container's name, readiness, restart count
+// and state (what Ready, readySince and the diagnosis read); addresses,
+// start time, images and container IDs go. Metadata is kept whole. The
+// operator never sends a cached pod back: it changes pods only by patches
+// of their metadata, and deletes them.
 func StripPod(p *corev1.Pod) {
 	spec := corev1.PodSpec{
 		NodeName:      p.Spec.NodeName,
@@ -70,6 +83,63 @@ func StripPod(p *corev1.Pod) {
 	internContainers(spec.Containers)
 	spec.NodeName, spec.SchedulerName = cacheStrings.intern(spec.NodeName), cacheStrings.intern(spec.SchedulerName)
 	p.Spec = spec
+	p.Status = stripPodStatus(&p.Status)
+}
+
+func stripPodStatus(s *corev1.PodStatus) corev1.PodStatus {
+	out := corev1.PodStatus{Phase: s.Phase, Reason: s.Reason, Message: s.Message}
+	if len(s.Conditions) > 0 {
+		out.Conditions = make([]corev1.PodCondition, len(s.Conditions))
+		for i, c := range s.Conditions {
+			out.Conditions[i] = corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason,
+				Message: c.Message, LastTransitionTime: c.LastTransitionTime}
+		}
+	}
+	out.InitContainerStatuses = stripContainerStatuses(s.InitContainerStatuses)
+	out.ContainerStatuses = stripContainerStatuses(s.ContainerStatuses)
+	return out
+}
+
+func stripContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(in))
+	for i, c := range in {
+		out[i] = corev1.ContainerStatus{Name: cacheStrings.intern(c.Name), Ready: c.Ready,
+			RestartCount: c.RestartCount, State: c.State}
+	}
+	return out
+}
+
+// StripPVC keeps of a claim what the operator reads from its PVC cache:
+// metadata, the bound volume, storage class, attributes class and
+// requests, and the status's phase, capacity and volume-attributes
+// modification; access modes, selectors, data sources and conditions go.
+// Claims are changed only by patches.
+func StripPVC(c *corev1.PersistentVolumeClaim) {
+	c.Spec = corev1.PersistentVolumeClaimSpec{VolumeName: c.Spec.VolumeName,
+		StorageClassName: internPtr(c.Spec.StorageClassName), VolumeAttributesClassName: c.Spec.VolumeAttributesClassName,
+		Resources: corev1.VolumeResourceRequirements{Requests: c.Spec.Resources.Requests}}
+	c.Status = corev1.PersistentVolumeClaimStatus{Phase: c.Status.Phase, Capacity: c.Status.Capacity,
+		ModifyVolumeStatus: c.Status.ModifyVolumeStatus, CurrentVolumeAttributesClassName: c.Status.CurrentVolumeAttributesClassName}
+}
+
+// StripPV keeps of a volume what the operator reads from its PV cache:
+// metadata (the labels it syncs) and the reclaim policy; its source,
+// capacity, node affinity and claim reference go. Volumes are changed only
+// by patches.
+func StripPV(v *corev1.PersistentVolume) {
+	v.Spec = corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: v.Spec.PersistentVolumeReclaimPolicy}
+	v.Status = corev1.PersistentVolumeStatus{Phase: v.Status.Phase}
+}
+
+func internPtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := cacheStrings.intern(*s)
+	return &v
 }
 
 // stripConfigMap drops the data of a ConfigMap the operator wrote (it

@@ -4,18 +4,24 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestStripCachedKeepsWhatThePodCacheIsReadFor: a cached pod keeps its
-// metadata, status, node, scheduler, container names and images, and its
-// PVC volumes; commands, environment, probes, mounts and other volumes go.
+// metadata, node, scheduler, container names and images, its PVC volumes,
+// and of its status the phase, conditions and container states;
+// commands, environment, probes, mounts, other volumes, addresses, images
+// and container IDs go.
 func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 	t.Parallel()
+	since := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "db-tidb-0", Labels: map[string]string{"a": "b"},
 			Annotations:   map[string]string{"tidb.pingcap.com/tidb-graceful-shutdown": "true"},
@@ -30,9 +36,13 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 				{Name: "tidb", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "tidb-db-tidb-0"}}},
 			},
 		},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", HostIP: "192.168.0.1", StartTime: &since,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: since, LastProbeTime: since}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "tidb", Ready: true, RestartCount: 2, Image: "pingcap/tidb:v8.5.0",
+				ImageID: "sha256:0", ContainerID: "containerd://0", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: since}}}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}},
 	}
-	status := *pod.Status.DeepCopy()
 	got, err := StripCached(pod)
 	if err != nil {
 		t.Fatal(err)
@@ -45,36 +55,96 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 	if !reflect.DeepEqual(p.Spec, want) {
 		t.Errorf("stripped spec %+v, want %+v", p.Spec, want)
 	}
-	if p.ManagedFields != nil || p.Labels["a"] != "b" || p.Annotations["tidb.pingcap.com/tidb-graceful-shutdown"] != "true" ||
-		!reflect.DeepEqual(p.Status, status) {
-		t.Errorf("metadata or status changed: %+v", p.ObjectMeta)
+	wantStatus := corev1.PodStatus{Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: since}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "tidb", Ready: true, RestartCount: 2,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: since}}}},
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}
+	if !reflect.DeepEqual(p.Status, wantStatus) {
+		t.Errorf("stripped status %+v, want %+v", p.Status, wantStatus)
+	}
+	if p.ManagedFields != nil || p.Labels["a"] != "b" || p.Annotations["tidb.pingcap.com/tidb-graceful-shutdown"] != "true" {
+		t.Errorf("metadata changed: %+v", p.ObjectMeta)
 	}
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{ClusterIP: "None"}}
 	if got, _ := StripCached(svc); got.(*corev1.Service).Spec.ClusterIP != "None" {
-		t.Error("a Service's spec was changed; only pods are stripped")
+		t.Error("the spec of a Service the operator did not apply was changed")
+	}
+}
+
+// TestStripCachedKeepsWhatTheVolumeCachesAreReadFor: a cached PVC keeps
+// its volume, classes, requests and status phase, capacity and
+// modification; a cached PV its reclaim policy and phase; both keep
+// their metadata.
+func TestStripCachedKeepsWhatTheVolumeCachesAreReadFor(t *testing.T) {
+	t.Parallel()
+	class, attrs := "local", "gold"
+	size := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "tikv-db-tikv-0", Labels: map[string]string{"a": "b"}},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1", StorageClassName: &class, VolumeAttributesClassName: &attrs,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Resources: corev1.VolumeResourceRequirements{Requests: size}},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: size, CurrentVolumeAttributesClassName: &attrs,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Conditions:  []corev1.PersistentVolumeClaimCondition{{Type: corev1.PersistentVolumeClaimResizing}}}}
+	got, _ := StripCached(pvc)
+	c := got.(*corev1.PersistentVolumeClaim)
+	wantSpec := corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1", StorageClassName: &class, VolumeAttributesClassName: &attrs,
+		Resources: corev1.VolumeResourceRequirements{Requests: size}}
+	wantStatus := corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: size, CurrentVolumeAttributesClassName: &attrs}
+	if !reflect.DeepEqual(c.Spec, wantSpec) || !reflect.DeepEqual(c.Status, wantStatus) || c.Labels["a"] != "b" {
+		t.Errorf("stripped PVC %+v", c)
+	}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1", Labels: map[string]string{"a": "b"}},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete, Capacity: size,
+			ClaimRef:               &corev1.ObjectReference{Name: "tikv-db-tikv-0"},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data"}}},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}}
+	got, _ = StripCached(pv)
+	v := got.(*corev1.PersistentVolume)
+	if !reflect.DeepEqual(v.Spec, corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete}) ||
+		v.Status.Phase != corev1.VolumeBound || v.Labels["a"] != "b" {
+		t.Errorf("stripped PV %+v", v)
 	}
 }
 
 // TestStripCachedStripsPodTemplates: a cached StatefulSet keeps its
-// replicas, claim templates and its template's metadata, container images
-// and volumes; the rest of the template's spec goes.
+// replicas, its claim templates' names, labels and requests, and its
+// template's metadata, container images and volumes by what they mount;
+// the rest of the template's spec goes.
 func TestStripCachedStripsPodTemplates(t *testing.T) {
 	t.Parallel()
 	one := int32(1)
 	sts := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: &one,
-		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "pd"}}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "pd", Labels: map[string]string{"c": "d"}},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}}},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "b"}},
 			Spec: corev1.PodSpec{SchedulerName: "s", Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0",
-				Command: []string{"/bin/sh"}}}, Volumes: []corev1.Volume{{Name: "config"}}}}}}
+				Command: []string{"/bin/sh"}}}, Volumes: []corev1.Volume{
+				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "db-pd-1"}, Items: []corev1.KeyToPath{{Key: "k", Path: "p"}}}}},
+				{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-pd-tls", Items: []corev1.KeyToPath{{Key: "k", Path: "p"}}}}},
+				{Name: "annotations", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{}}}}}}}}
 	got, err := StripCached(sts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := got.(*appsv1.StatefulSet)
-	want := corev1.PodSpec{Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0"}}, Volumes: []corev1.Volume{{Name: "config"}}}
-	if !reflect.DeepEqual(s.Spec.Template.Spec, want) || s.Spec.Template.Annotations["a"] != "b" ||
-		*s.Spec.Replicas != 1 || len(s.Spec.VolumeClaimTemplates) != 1 {
+	want := corev1.PodSpec{Containers: []corev1.Container{{Name: "pd", Image: "pingcap/pd:v8.5.0"}}, Volumes: []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "db-pd-1"}}}},
+		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-pd-tls"}}},
+		{Name: "annotations"}}}
+	if !reflect.DeepEqual(s.Spec.Template.Spec, want) || s.Spec.Template.Annotations["a"] != "b" || *s.Spec.Replicas != 1 {
 		t.Errorf("stripped StatefulSet %+v", s.Spec)
+	}
+	wantClaim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pd", Labels: map[string]string{"c": "d"}},
+		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if len(s.Spec.VolumeClaimTemplates) != 1 || !equality.Semantic.DeepEqual(s.Spec.VolumeClaimTemplates[0], wantClaim) {
+		t.Errorf("stripped claim templates %+v, want %+v", s.Spec.VolumeClaimTemplates, wantClaim)
 	}
 	dep := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: sts.Spec.Template}}
 	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "discovery", Image: "x", Args: []string{"-v"}}}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,12 +24,19 @@ import (
 
 var clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// script writes an executable shell script standing in for a tool.
+// script writes an executable shell script standing in for a tool. The
+// executable is written by a child process (install): a file this process
+// held open for writing could be inherited by a parallel test's fork and
+// make its exec fail with "text file busy".
 func script(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "tool")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+	dir := t.TempDir()
+	src, p := filepath.Join(dir, "tool.src"), filepath.Join(dir, "tool")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\n"+body+"\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := exec.Command("install", "-m", "0755", src, p).CombinedOutput(); err != nil {
+		t.Fatalf("install %s: %v: %s", p, err, out)
 	}
 	return p
 }

@@ -1,9 +1,11 @@
 package tidbcluster
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -41,6 +43,9 @@ type StatusMemory struct {
 }
 
 type memo struct {
+	// status is the status last written, as the server stores it; nil once
+	// the informer cache holds it too (Recall), so that a converged
+	// cluster's status is kept once, in the cache.
 	status     *v1alpha1.TidbClusterStatus
 	generation int64     // the spec generation the status was computed for
 	observedAt time.Time // when members were last read
@@ -59,8 +64,9 @@ func NewStatusMemory(clk clock.PassiveClock, refresh, progress time.Duration) *S
 	return &StatusMemory{clock: clk, refresh: refresh, progress: progress, clusters: map[types.UID]*memo{}}
 }
 
-// Recall puts the last status written for tc (same UID) into tc.Status and
-// says how much of the members this sync reads. When the last sync
+// Recall puts the last status written for tc (same UID) into tc.Status,
+// unless tc, read from the cache, holds it already (the memory then drops
+// its copy), and says how much of the members this sync reads. When the last sync
 // converged (done, Ready, status unchanged) at the same generation, it
 // keeps them (flow.ObserveNone) while they were read less than the refresh
 // interval ago, and then reads only what shows a failure
@@ -76,7 +82,13 @@ func (m *StatusMemory) Recall(tc *v1alpha1.TidbCluster) flow.Observation {
 	if !ok {
 		return flow.ObserveAll
 	}
-	tc.Status = *last.status.DeepCopy()
+	switch {
+	case last.status == nil:
+	case equality.Semantic.DeepEqual(&tc.Status, last.status):
+		last.status = nil // the cache caught up with the last write
+	default:
+		tc.Status = *last.status.DeepCopy()
+	}
 	switch {
 	case m.refresh <= 0 || !last.converged || last.generation != tc.Generation:
 		return flow.ObserveAll
@@ -101,8 +113,14 @@ func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbC
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	next := &memo{status: status.DeepCopy(), generation: tc.Generation, observedAt: start, converged: converged}
+	next := &memo{generation: tc.Generation, observedAt: start, converged: converged}
 	last, ok := m.clusters[tc.UID]
+	switch {
+	case wrote:
+		next.status = asStored(status)
+	case ok:
+		next.status = last.status // unchanged: nil once the cache holds it
+	}
 	if observed == flow.ObserveAll {
 		next.fullAt = start
 	}
@@ -119,6 +137,22 @@ func (m *StatusMemory) Remember(tc *v1alpha1.TidbCluster, status *v1alpha1.TidbC
 		next.writtenAt = m.clock.Now()
 	}
 	m.clusters[tc.UID] = next
+}
+
+// asStored returns a copy of status as the API server stores it and the
+// informer cache decodes it (times to the second), so that Recall can tell
+// when the cache holds the last write. A status that does not encode
+// (never: it was just written) is copied as it is.
+func asStored(status *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus {
+	b, err := json.Marshal(status)
+	if err != nil {
+		return status.DeepCopy()
+	}
+	out := &v1alpha1.TidbClusterStatus{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return status.DeepCopy()
+	}
+	return out
 }
 
 // Pending returns a copy of the status held back for tc (same UID), or nil.

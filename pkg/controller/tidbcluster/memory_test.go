@@ -193,3 +193,50 @@ func TestControlStartsFromItsLastStatusWriteAndReusesRecentMembers(t *testing.T)
 		t.Errorf("members marked recent per sync = %v, want %v", comp.recent, want)
 	}
 }
+
+// TestStatusMemoryKeepsAStatusOnlyUntilTheCacheHoldsIt: the status a sync
+// wrote (its times to the nanosecond) is recalled while the cache lags;
+// once the cache holds it (times to the second, as the server stores
+// them), the memory drops its copy and later syncs start from the cache,
+// until the next write.
+func TestStatusMemoryKeepsAStatusOnlyUntilTheCacheHoldsIt(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	m := NewStatusMemory(clk, time.Minute, 0)
+	written := &v1alpha1.TidbClusterStatus{ClusterID: "42", Conditions: []metav1.Condition{{Type: "Ready",
+		Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0), Reason: "Ready"}}}
+	tc := newTC()
+	m.Remember(tc, written, t0, flow.ObserveAll, false, true)
+
+	lagging := newTC()
+	lagging.Status.ClusterID = "old"
+	m.Recall(lagging)
+	if lagging.Status.ClusterID != "42" {
+		t.Fatalf("a lagging cache's status was kept: cluster ID %q", lagging.Status.ClusterID)
+	}
+
+	caught := newTC()
+	caught.Status = *written.DeepCopy()
+	caught.Status.Conditions[0].LastTransitionTime = metav1.NewTime(t0.Truncate(time.Second))
+	m.Recall(caught)
+	if remembered := m.clusters[tc.UID].status; remembered != nil {
+		t.Errorf("the memory kept its copy after the cache caught up: %+v", remembered)
+	}
+	m.Remember(tc, &caught.Status, t0, flow.ObserveAll, true, false)
+	if m.clusters[tc.UID].status != nil {
+		t.Error("a sync that wrote nothing made the memory copy the status again")
+	}
+	edited := newTC()
+	edited.Status.ClusterID = "cached"
+	m.Recall(edited)
+	if edited.Status.ClusterID != "cached" {
+		t.Errorf("with nothing remembered the cache's status was replaced: %q", edited.Status.ClusterID)
+	}
+
+	m.Remember(tc, &v1alpha1.TidbClusterStatus{ClusterID: "43"}, t0, flow.ObserveAll, false, true)
+	m.Recall(edited)
+	if edited.Status.ClusterID != "43" {
+		t.Errorf("a new write was not recalled over the cache: %q", edited.Status.ClusterID)
+	}
+}

@@ -55,6 +55,10 @@ type ops[T object] struct {
 	// keeps live's template (adoptTemplate); merge then leaves it; may be nil.
 	// whole reads live from the API (the caches strip pod templates).
 	adopt func(live, desired T, whole func() (T, error)) error
+	// metaOnly says the caches hold an object of this kind that the
+	// operator applied (it carries AnnAppliedHash) without its spec
+	// (StripApplied): an update reads live whole from the API first.
+	metaOnly bool
 }
 
 // Hash returns the hex sha256 of v's JSON, shortened to 16 characters.
@@ -84,6 +88,7 @@ func metaOf(o metav1.Object) ownedMeta {
 func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner, desired T, o ops[T]) (T, error) {
 	var zero T
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
+	fetched := false // live was read from the API, whole
 	if err == nil && o.adopt != nil {
 		whole := func() (T, error) { return o.fetch(ctx, desired.GetNamespace(), desired.GetName()) }
 		if err = o.adopt(live, desired, whole); err != nil { // marks desired: keep live's pod template
@@ -109,6 +114,7 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 		// managed-by=tidb-operator, does not: someone changed that label.
 		// Read it from the API and put the labels back (below).
 		live, err = o.fetch(ctx, desired.GetNamespace(), desired.GetName())
+		fetched = true
 	}
 	if err != nil {
 		return zero, fmt.Errorf("get %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
@@ -122,9 +128,10 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 		!hasStaleAnnotations(live, desired) && (o.drifted == nil || !o.drifted(live, desired)) {
 		return live, nil
 	}
-	if keepsLiveTemplate(desired) {
-		// merge keeps live's pod template, which the cache holds stripped
-		// (StripTemplate): write it back as the API has it.
+	if !fetched && (keepsLiveTemplate(desired) || o.metaOnly && live.GetAnnotations()[AnnAppliedHash] != "") {
+		// merge keeps live's pod template, or the fields of live's spec the
+		// API server set, which the cache holds stripped (StripTemplate,
+		// StripApplied): write them back as the API has them.
 		if live, err = o.fetch(ctx, desired.GetNamespace(), desired.GetName()); err != nil {
 			return zero, fmt.Errorf("get %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), err)
 		}

@@ -67,8 +67,9 @@ func NewApplier(kube kubernetes.Interface, recorder record.EventRecorder, caches
 func (a *Applier) Service(ctx context.Context, owner Owner, desired *corev1.Service) (*corev1.Service, error) {
 	c := a.kube.CoreV1().Services(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*corev1.Service]{
-		kind: "Service",
-		get:  func(ns, name string) (*corev1.Service, error) { return a.serviceLister.Services(ns).Get(name) },
+		kind:     "Service",
+		metaOnly: true,
+		get:      func(ns, name string) (*corev1.Service, error) { return a.serviceLister.Services(ns).Get(name) },
 		create: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
@@ -251,7 +252,8 @@ func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.D
 func (a *Applier) ServiceAccount(ctx context.Context, owner Owner, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
 	c := a.kube.CoreV1().ServiceAccounts(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ServiceAccount]{
-		kind: "ServiceAccount",
+		kind:     "ServiceAccount",
+		metaOnly: true,
 		get: func(ns, name string) (*corev1.ServiceAccount, error) {
 			return a.serviceAccountLister.ServiceAccounts(ns).Get(name)
 		},
@@ -273,8 +275,9 @@ func (a *Applier) ServiceAccount(ctx context.Context, owner Owner, desired *core
 func (a *Applier) Role(ctx context.Context, owner Owner, desired *rbacv1.Role) (*rbacv1.Role, error) {
 	c := a.kube.RbacV1().Roles(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.Role]{
-		kind: "Role",
-		get:  func(ns, name string) (*rbacv1.Role, error) { return a.roleLister.Roles(ns).Get(name) },
+		kind:     "Role",
+		metaOnly: true,
+		get:      func(ns, name string) (*rbacv1.Role, error) { return a.roleLister.Roles(ns).Get(name) },
 		create: func(ctx context.Context, o *rbacv1.Role) (*rbacv1.Role, error) {
 			return c.Create(ctx, o, metav1.CreateOptions{})
 		},
@@ -298,7 +301,8 @@ func (a *Applier) Role(ctx context.Context, owner Owner, desired *rbacv1.Role) (
 func (a *Applier) RoleBinding(ctx context.Context, owner Owner, desired *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 	c := a.kube.RbacV1().RoleBindings(desired.Namespace)
 	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.RoleBinding]{
-		kind: "RoleBinding",
+		kind:     "RoleBinding",
+		metaOnly: true,
 		get: func(ns, name string) (*rbacv1.RoleBinding, error) {
 			return a.roleBindingLister.RoleBindings(ns).Get(name)
 		},

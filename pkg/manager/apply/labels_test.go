@@ -59,6 +59,9 @@ func TestOwnedLabelsEditedByHandArePutBack(t *testing.T) {
 	}
 	edited := created.DeepCopy()
 	edited.Labels = map[string]string{"app.kubernetes.io/component": "tikv", "team": "db"}
+	if _, err := kube.CoreV1().Services("ns").Update(context.Background(), edited, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := indexer.Update(edited); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -90,17 +91,48 @@ func adoptTemplate[T object](live, desired T, whole func() (T, error), template 
 
 // StripTemplate is what the informer caches keep of a StatefulSet's or
 // Deployment's pod template (controller.StripCached): its metadata, each
-// container's name and image (which version the template runs) and its
-// volumes (which ConfigMap and Secrets it mounts); the rest of its spec is
-// dropped. No cached template is sent back: the Applier writes the desired
-// template, and reads the live one whole from the API where it compares or
-// keeps it (adoptTemplate, keepsLiveTemplate).
+// container's name and image (which version the template runs) and each
+// volume's name with the ConfigMap, Secret or claim it mounts (which config
+// it uses, which Secret it needs); the rest of its spec is dropped. No
+// cached template is sent back: the Applier writes the desired template,
+// and reads the live one whole from the API where it compares or keeps it
+// (adoptTemplate, keepsLiveTemplate).
 func StripTemplate(t *corev1.PodTemplateSpec) {
-	spec := corev1.PodSpec{Volumes: t.Spec.Volumes}
+	spec := corev1.PodSpec{}
 	for _, c := range t.Spec.Containers {
 		spec.Containers = append(spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
 	}
+	for _, v := range t.Spec.Volumes {
+		spec.Volumes = append(spec.Volumes, strippedVolume(v))
+	}
 	t.Spec = spec
+}
+
+// strippedVolume keeps a volume's name and what it mounts by name.
+func strippedVolume(v corev1.Volume) corev1.Volume {
+	out := corev1.Volume{Name: v.Name}
+	switch {
+	case v.ConfigMap != nil:
+		out.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: v.ConfigMap.LocalObjectReference,
+			Optional: v.ConfigMap.Optional}
+	case v.Secret != nil:
+		out.Secret = &corev1.SecretVolumeSource{SecretName: v.Secret.SecretName, Optional: v.Secret.Optional}
+	case v.PersistentVolumeClaim != nil:
+		out.PersistentVolumeClaim = v.PersistentVolumeClaim
+	}
+	return out
+}
+
+// StripClaimTemplates keeps of a StatefulSet's volume claim templates what
+// their readers compare with the desired ones: the name, labels, storage
+// class, attributes class and requests.
+func StripClaimTemplates(ts []corev1.PersistentVolumeClaim) {
+	for i, t := range ts {
+		ts[i] = corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: t.Labels},
+			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: t.Spec.StorageClassName,
+				VolumeAttributesClassName: t.Spec.VolumeAttributesClassName,
+				Resources:                 corev1.VolumeResourceRequirements{Requests: t.Spec.Resources.Requests}}}
+	}
 }
 
 // keepsLiveTemplate reports a desired object marked by adoptTemplate: its
@@ -203,4 +235,31 @@ func envRefersToEnv(env []corev1.EnvVar) bool {
 func (a *Applier) DeleteConfigMap(ctx context.Context, owner Owner, name string, pre *metav1.Preconditions, reason string) error {
 	err := a.kube.CoreV1().ConfigMaps(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
 	return a.recordDelete(ctx, owner, "ConfigMap", name, reason, err)
+}
+
+// StripApplied is what the informer caches keep of a Service,
+// ServiceAccount, Role or RoleBinding the operator applied (it carries
+// AnnAppliedHash): its metadata only. The recorded hash tells whether it
+// needs a write; an update reads the object whole from the API first (the
+// metaOnly kinds of apply), so the fields the API server set (a Service's
+// cluster IPs and node ports, a ServiceAccount's secrets) are kept. Any
+// other object, one another operator left, is kept whole: it is compared
+// by meaning until replaced. It reports whether obj was stripped.
+func StripApplied(obj metav1.Object) bool {
+	if obj.GetAnnotations()[AnnAppliedHash] == "" {
+		return false
+	}
+	switch o := obj.(type) {
+	case *corev1.Service:
+		o.Spec, o.Status = corev1.ServiceSpec{}, corev1.ServiceStatus{}
+	case *corev1.ServiceAccount:
+		o.Secrets, o.ImagePullSecrets, o.AutomountServiceAccountToken = nil, nil, nil
+	case *rbacv1.Role:
+		o.Rules = nil
+	case *rbacv1.RoleBinding:
+		o.Subjects, o.RoleRef = nil, rbacv1.RoleRef{}
+	default:
+		return false
+	}
+	return true
 }
