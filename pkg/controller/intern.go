@@ -1,8 +1,13 @@
 package controller
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -66,5 +71,90 @@ func internMeta(m metav1.Object) {
 		r := &refs[i]
 		r.APIVersion, r.Kind, r.Name = in.intern(r.APIVersion), in.intern(r.Kind), in.intern(r.Name)
 		r.UID = types.UID(in.intern(string(r.UID)))
+	}
+}
+
+// mapLimit bounds the label maps a mapInterner holds (see internLimit).
+const mapLimit = 1 << 13
+
+// mapInterner hands out one shared copy of each label map it is given:
+// a StatefulSet's own labels, its selector, its pod template's and its
+// claim templates' labels are one map, and so are the labels of a
+// component's Services and ConfigMap. Shared maps are read-only, like
+// every cached object. Safe for concurrent use.
+type mapInterner struct {
+	mu   sync.Mutex
+	maps map[string]map[string]string
+}
+
+func (in *mapInterner) intern(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	size := 0
+	for k, v := range m {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 2
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.Grow(size)
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	key := b.String()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if shared, ok := in.maps[key]; ok {
+		return shared
+	}
+	if in.maps == nil || len(in.maps) >= mapLimit {
+		in.maps = make(map[string]map[string]string)
+	}
+	shared := make(map[string]string, len(m))
+	for k, v := range m {
+		shared[cacheStrings.intern(k)] = cacheStrings.intern(v)
+	}
+	in.maps[key] = shared
+	return shared
+}
+
+// cacheLabels is the label-map interner of the informer transforms.
+var cacheLabels = &mapInterner{}
+
+// shareLabelMaps makes the label maps of a workload, Service, ConfigMap or
+// RBAC object, which repeat a component's labels, shared copies. Pods,
+// PVCs and PVs carry labels of their own member and are left alone.
+func shareLabelMaps(obj any) {
+	in := cacheLabels
+	switch o := obj.(type) {
+	case *appsv1.StatefulSet:
+		o.Labels, o.Spec.Template.Labels = in.intern(o.Labels), in.intern(o.Spec.Template.Labels)
+		if s := o.Spec.Selector; s != nil {
+			s.MatchLabels = in.intern(s.MatchLabels)
+		}
+		for i := range o.Spec.VolumeClaimTemplates {
+			t := &o.Spec.VolumeClaimTemplates[i]
+			t.Labels = in.intern(t.Labels)
+		}
+	case *appsv1.Deployment:
+		o.Labels, o.Spec.Template.Labels = in.intern(o.Labels), in.intern(o.Spec.Template.Labels)
+		if s := o.Spec.Selector; s != nil {
+			s.MatchLabels = in.intern(s.MatchLabels)
+		}
+	case *corev1.Service:
+		o.Labels, o.Spec.Selector = in.intern(o.Labels), in.intern(o.Spec.Selector)
+	case *corev1.ConfigMap:
+		o.Labels = in.intern(o.Labels)
+	case *corev1.ServiceAccount:
+		o.Labels = in.intern(o.Labels)
+	case *rbacv1.Role:
+		o.Labels = in.intern(o.Labels)
+	case *rbacv1.RoleBinding:
+		o.Labels = in.intern(o.Labels)
 	}
 }

@@ -28,11 +28,12 @@ func DropManagedFields(obj any) (any, error) {
 
 // StripCached is the transform of the informers of the objects the
 // operator labels (pods, StatefulSets, Services, ConfigMaps, PVCs, PVs, …):
-// DropManagedFields, for a pod, PVC or PV what StripPod, StripPVC or
-// StripPV drop, for a Service, ServiceAccount, Role or RoleBinding it
-// applied what apply.StripApplied drops, for a StatefulSet or
-// Deployment what apply.StripTemplate drops of its pod template, and the
-// data of a ConfigMap the operator wrote (stripConfigMap).
+// DropManagedFields; for a pod, PVC or PV what StripPod, StripPVC or
+// StripPV drop; for a Service, ServiceAccount, Role or RoleBinding it
+// applied what apply.StripApplied drops; for a StatefulSet or Deployment
+// what apply.StripTemplate drops of its pod template; the data of a
+// ConfigMap the operator wrote (stripConfigMap). The label maps of all but
+// pods, PVCs and PVs are shared copies (shareLabelMaps).
 func StripCached(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -53,7 +54,9 @@ func StripCached(obj any) (any, error) {
 	case metav1.Object:
 		apply.StripApplied(o)
 	}
-	return DropManagedFields(obj)
+	obj, err := DropManagedFields(obj)
+	shareLabelMaps(obj)
+	return obj, err
 }
 
 // StripPod keeps of a pod's spec only what the operator reads from its pod

@@ -200,3 +200,39 @@ func TestStripCachedDropsTheDataOfOurConfigMaps(t *testing.T) {
 		t.Error("another operator's ConfigMap lost its data")
 	}
 }
+
+// TestCachedWorkloadsShareTheirLabelMaps: a StatefulSet's labels, selector,
+// template and claim-template labels, decoded apart, are one map once
+// cached, and so are a Service's with the same labels; a pod keeps a map of
+// its own.
+func TestCachedWorkloadsShareTheirLabelMaps(t *testing.T) {
+	t.Parallel()
+	labels := func() map[string]string {
+		return map[string]string{strings.Clone("app.kubernetes.io/component"): "share-test", "app.kubernetes.io/instance": "db"}
+	}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Labels: labels()}, Spec: appsv1.StatefulSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels()},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels()}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels()}}}}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Labels: labels()}, Spec: corev1.ServiceSpec{Selector: labels()}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels()}}
+	for _, o := range []any{sts, svc, pod} {
+		if _, err := StripCached(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(a, b map[string]string) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	one := sts.Labels
+	for name, m := range map[string]map[string]string{"selector": sts.Spec.Selector.MatchLabels, "template": sts.Spec.Template.Labels,
+		"claim template": sts.Spec.VolumeClaimTemplates[0].Labels, "Service": svc.Labels, "Service selector": svc.Spec.Selector} {
+		if !same(one, m) {
+			t.Errorf("%s labels are a map of their own", name)
+		}
+		if !reflect.DeepEqual(m, labels()) {
+			t.Errorf("%s labels changed: %v", name, m)
+		}
+	}
+	if same(one, pod.Labels) {
+		t.Error("a pod's labels were shared: pods carry labels of their own member")
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,14 +62,29 @@ type ops[T object] struct {
 	metaOnly bool
 }
 
-// Hash returns the hex sha256 of v's JSON, shortened to 16 characters.
+// Hash returns the hex sha256 of v's JSON (as json.Marshal writes it),
+// shortened to 16 characters. The JSON is streamed into the hash through
+// a json.Encoder, whose buffers are pooled: a sync hashes every object it
+// applies, and the encoding would otherwise be allocated anew each time.
 func Hash(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	h := &jsonHasher{h: sha256.New()}
+	if err := json.NewEncoder(h).Encode(v); err != nil {
 		return "", fmt.Errorf("hash: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:16], nil
+	return hex.EncodeToString(h.h.Sum(nil))[:16], nil
+}
+
+// jsonHasher hashes what a json.Encoder writes but the newline it ends
+// each value with, so that the sum is that of json.Marshal's output.
+type jsonHasher struct{ h hash.Hash }
+
+func (w *jsonHasher) Write(p []byte) (int, error) {
+	n := len(p)
+	if n > 0 && p[n-1] == '\n' {
+		p = p[:n-1]
+	}
+	w.h.Write(p)
+	return n, nil
 }
 
 // ownedMeta is the metadata the operator sets on every object.

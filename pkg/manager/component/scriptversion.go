@@ -144,3 +144,12 @@ done
 `, host, match, timeout, what)
 	return b.String()
 }
+
+// shellDoubleQuoted escapes what a POSIX shell interprets inside double
+// quotes; built once (a Replacer builds its tables on first use).
+var shellDoubleQuoted = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$`, `\$`)
+
+// EscapeInDoubleQuotes escapes the characters a shell interprets inside
+// double quotes (backslash, double quote, backquote, dollar), so that a
+// value from the spec cannot inject shell code into a start script.
+func EscapeInDoubleQuotes(s string) string { return shellDoubleQuoted.Replace(s) }

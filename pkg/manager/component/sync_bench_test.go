@@ -158,7 +158,7 @@ func (f *clusterFixture) play(tb testing.TB, ns, name string) {
 		put(inf.Apps().V1().StatefulSets().Informer(), s)
 		comp := s.Spec.Template.Labels["app.kubernetes.io/component"]
 		for o := range n {
-			pod := readyPod(s, o)
+			pod := f.podInAPI(tb, readyPod(s, o))
 			put(inf.Core().V1().Pods().Informer(), pod)
 			peer := fmt.Sprintf("%s.%s-%s-peer.%s.svc", pod.Name, name, comp, ns)
 			switch comp {
@@ -186,6 +186,22 @@ func (f *clusterFixture) play(tb testing.TB, ns, name string) {
 		pdClient.SetCluster(pdapi.Cluster{ID: 42})
 	}
 	pdClient.SetStores(stores...)
+}
+
+// podInAPI creates pod in the fake API unless it is there, and returns
+// what the API holds (with the labels the operator patched on it).
+func (f *clusterFixture) podInAPI(tb testing.TB, pod *corev1.Pod) *corev1.Pod {
+	tb.Helper()
+	pods := f.deps.KubeClient.CoreV1().Pods(pod.Namespace)
+	live, err := pods.Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err == nil {
+		return live
+	}
+	created, err := pods.Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return created
 }
 
 func readyPod(s *appsv1.StatefulSet, ordinal int32) *corev1.Pod {

@@ -111,5 +111,5 @@ func joinAddresses(addrs []string, scheme string) string {
 		}
 		out = append(out, fmt.Sprintf("%s://%s:2380", scheme, host))
 	}
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$`, `\$`).Replace(strings.Join(out, ","))
+	return component.EscapeInDoubleQuotes(strings.Join(out, ","))
 }

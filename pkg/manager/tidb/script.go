@@ -95,7 +95,7 @@ func pdPath(tc *v1alpha1.TidbCluster) string {
 // ${CLUSTER_NAME} expands, so that addresses from the spec cannot inject
 // shell code.
 func doubleQuote(s string) string {
-	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$`, `\$`).Replace(s)
+	q := component.EscapeInDoubleQuotes(s)
 	return `"` + strings.ReplaceAll(q, `\${CLUSTER_NAME}`, `${CLUSTER_NAME}`) + `"`
 }
 

@@ -110,7 +110,7 @@ func doubleQuote(s string) string {
 // escapeInDoubleQuotes escapes the characters a shell interprets inside
 // double quotes.
 func escapeInDoubleQuotes(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$`, `\$`).Replace(s)
+	return component.EscapeInDoubleQuotes(s)
 }
 
 func dataDir(kv *v1alpha1.TiKVSpec) string {
