@@ -211,8 +211,8 @@ func TestCachedWorkloadsShareTheirLabelMaps(t *testing.T) {
 		return map[string]string{strings.Clone("app.kubernetes.io/component"): "share-test", "app.kubernetes.io/instance": "db"}
 	}
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Labels: labels()}, Spec: appsv1.StatefulSetSpec{
-		Selector: &metav1.LabelSelector{MatchLabels: labels()},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels()}},
+		Selector:             &metav1.LabelSelector{MatchLabels: labels()},
+		Template:             corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels()}},
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels()}}}}}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Labels: labels()}, Spec: corev1.ServiceSpec{Selector: labels()}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels()}}
@@ -221,7 +221,9 @@ func TestCachedWorkloadsShareTheirLabelMaps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	same := func(a, b map[string]string) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	same := func(a, b map[string]string) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
 	one := sts.Labels
 	for name, m := range map[string]map[string]string{"selector": sts.Spec.Selector.MatchLabels, "template": sts.Spec.Template.Labels,
 		"claim template": sts.Spec.VolumeClaimTemplates[0].Labels, "Service": svc.Labels, "Service selector": svc.Spec.Selector} {
