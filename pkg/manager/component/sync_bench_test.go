@@ -284,3 +284,21 @@ func (c *pdCalls) add(pd *pdapi.FakeClient) {
 	}
 	pd.ResetCalls()
 }
+
+// TestConvergedClusterSyncFixtureConverges runs BenchmarkConvergedClusterSync's
+// fixture once per shape in make test, so that the benchmark (make bench)
+// cannot stop converging unnoticed: every shape converges, and a converged
+// sync writes nothing.
+func TestConvergedClusterSyncFixtureConverges(t *testing.T) {
+	t.Parallel()
+	for _, s := range benchShapes {
+		f := newClusterFixture()
+		stored := f.converge(t, newBenchTC(s))
+		if err := f.control.UpdateTidbCluster(context.Background(), stored.DeepCopy()); err != nil {
+			t.Fatalf("%s: converged sync: %v", s.name, err)
+		}
+		if w := writes(f.deps); len(w) != 0 {
+			t.Errorf("%s: a converged sync wrote: %v", s.name, w)
+		}
+	}
+}
