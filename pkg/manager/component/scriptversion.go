@@ -153,3 +153,10 @@ var shellDoubleQuoted = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$
 // double quotes (backslash, double quote, backquote, dollar), so that a
 // value from the spec cannot inject shell code into a start script.
 func EscapeInDoubleQuotes(s string) string { return shellDoubleQuoted.Replace(s) }
+
+// DoubleQuoteClusterName renders s as a double-quoted shell word in which
+// only ${CLUSTER_NAME} expands, so that addresses from the spec cannot
+// inject shell code into a start script.
+func DoubleQuoteClusterName(s string) string {
+	return `"` + strings.ReplaceAll(EscapeInDoubleQuotes(s), `\${CLUSTER_NAME}`, `${CLUSTER_NAME}`) + `"`
+}

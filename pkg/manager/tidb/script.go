@@ -55,7 +55,7 @@ func newStartScript(tc *v1alpha1.TidbCluster) (string, error) {
 	db := tc.Spec.TiDB
 	p := scriptParams{
 		DomainSuffix: ".svc",
-		PD:           doubleQuote(pdPath(tc)),
+		PD:           component.DoubleQuoteClusterName(pdPath(tc)),
 		Host:         "0.0.0.0",
 		Verify:       tc.Spec.AcrossK8s,
 	}
@@ -89,14 +89,6 @@ func pdPath(tc *v1alpha1.TidbCluster) string {
 		}
 	}
 	return strings.Join(addrs, ",")
-}
-
-// doubleQuote renders s as a double-quoted shell word in which only
-// ${CLUSTER_NAME} expands, so that addresses from the spec cannot inject
-// shell code.
-func doubleQuote(s string) string {
-	q := component.EscapeInDoubleQuotes(s)
-	return `"` + strings.ReplaceAll(q, `\${CLUSTER_NAME}`, `${CLUSTER_NAME}`) + `"`
 }
 
 // shellQuote single-quotes s for a POSIX shell.

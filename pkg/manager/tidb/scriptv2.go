@@ -64,7 +64,7 @@ func newStartScriptV2(tc *v1alpha1.TidbCluster, opts component.ScriptV2) (string
 		Namespace:    tc.Namespace,
 		DomainSuffix: ".svc",
 		Discovery:    names.DiscoveryName(tc.Name) + "." + tc.Namespace + ".svc",
-		PD:           doubleQuote(tikv.PDHostPorts(tc)),
+		PD:           component.DoubleQuoteClusterName(tikv.PDHostPorts(tc)),
 		Host:         "0.0.0.0",
 		Verify:       tc.Spec.AcrossK8s,
 		Binlog:       db.BinlogEnabled != nil && *db.BinlogEnabled,

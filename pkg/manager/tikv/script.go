@@ -55,9 +55,9 @@ type scriptParams struct {
 func newStartScript(tc *v1alpha1.TidbCluster) (string, error) {
 	p := scriptParams{
 		DomainSuffix:    ".svc",
-		PD:              doubleQuote(PDAddress(tc)),
+		PD:              component.DoubleQuoteClusterName(PDAddress(tc)),
 		Bind:            "0.0.0.0",
-		DataDir:         escapeInDoubleQuotes(dataDir(tc.Spec.TiKV)),
+		DataDir:         component.EscapeInDoubleQuotes(dataDir(tc.Spec.TiKV)),
 		Verify:          tc.Spec.AcrossK8s,
 		AdvertiseStatus: tc.Spec.EnableDynamicConfiguration != nil && *tc.Spec.EnableDynamicConfiguration,
 	}
@@ -98,19 +98,6 @@ func PDAddress(tc *v1alpha1.TidbCluster) string {
 		return strings.Join(tc.Spec.PDAddresses, ",")
 	}
 	return fmt.Sprintf("%s://${CLUSTER_NAME}-pd:2379", scheme)
-}
-
-// doubleQuote renders s as a double-quoted shell word in which only
-// ${CLUSTER_NAME} expands, so that addresses from the spec cannot inject
-// shell code.
-func doubleQuote(s string) string {
-	return `"` + strings.ReplaceAll(escapeInDoubleQuotes(s), `\${CLUSTER_NAME}`, `${CLUSTER_NAME}`) + `"`
-}
-
-// escapeInDoubleQuotes escapes the characters a shell interprets inside
-// double quotes.
-func escapeInDoubleQuotes(s string) string {
-	return component.EscapeInDoubleQuotes(s)
 }
 
 func dataDir(kv *v1alpha1.TiKVSpec) string {

@@ -65,9 +65,9 @@ func newStartScriptV2(tc *v1alpha1.TidbCluster, opts component.ScriptV2) (string
 		Namespace:       tc.Namespace,
 		DomainSuffix:    ".svc",
 		Discovery:       names.DiscoveryName(tc.Name) + "." + tc.Namespace + ".svc",
-		PD:              doubleQuote(PDHostPorts(tc)),
+		PD:              component.DoubleQuoteClusterName(PDHostPorts(tc)),
 		Bind:            "0.0.0.0",
-		DataDir:         escapeInDoubleQuotes(dataDir(tc.Spec.TiKV)),
+		DataDir:         component.EscapeInDoubleQuotes(dataDir(tc.Spec.TiKV)),
 		Verify:          tc.Spec.AcrossK8s,
 		AdvertiseStatus: tc.Spec.EnableDynamicConfiguration != nil && *tc.Spec.EnableDynamicConfiguration,
 	}
