@@ -40,7 +40,6 @@ func StripCached(obj any) (any, error) {
 		StripPod(o)
 	case *appsv1.StatefulSet:
 		apply.StripTemplate(&o.Spec.Template)
-		apply.StripClaimTemplates(o.Spec.VolumeClaimTemplates)
 		internContainers(o.Spec.Template.Spec.Containers)
 	case *appsv1.Deployment:
 		apply.StripTemplate(&o.Spec.Template)

@@ -123,18 +123,6 @@ func strippedVolume(v corev1.Volume) corev1.Volume {
 	return out
 }
 
-// StripClaimTemplates keeps of a StatefulSet's volume claim templates what
-// their readers compare with the desired ones: the name, labels, storage
-// class, attributes class and requests.
-func StripClaimTemplates(ts []corev1.PersistentVolumeClaim) {
-	for i, t := range ts {
-		ts[i] = corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: t.Labels},
-			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: t.Spec.StorageClassName,
-				VolumeAttributesClassName: t.Spec.VolumeAttributesClassName,
-				Resources:                 corev1.VolumeResourceRequirements{Requests: t.Spec.Resources.Requests}}}
-	}
-}
-
 // keepsLiveTemplate reports a desired object marked by adoptTemplate: its
 // write keeps the live pod template.
 func keepsLiveTemplate(desired metav1.Object) bool {
