@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/gcbudget"
 )
 
 // memoryLimitShare is the part of the container's memory limit the Go
@@ -15,16 +18,27 @@ import (
 // collect in time.
 const memoryLimitShare = 0.9
 
+// defaultGCBudget is --gc-budget's default: several times what the
+// workers' syncs hold in flight, so that collections stay rare while the
+// heap is small (GOGC then decides) and cost little CPU when it is large.
+const defaultGCBudget = "32Mi"
+
 // parseMemoryLimit reads --memory-limit: a quantity ("150Mi", or the
 // bytes the downward API gives for limits.memory), "" for none. A
 // negative or unparsable value is an error.
 func parseMemoryLimit(s string) (int64, error) {
+	return parseQuantity("--memory-limit", s)
+}
+
+// parseQuantity reads the memory quantity of flag (0 for ""); a negative
+// or unparsable value is an error.
+func parseQuantity(flag, s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
 	q, err := resource.ParseQuantity(s)
 	if err != nil || q.Sign() < 0 {
-		return 0, fmt.Errorf("--memory-limit %q is not a memory quantity (e.g. 512Mi)", s)
+		return 0, fmt.Errorf("%s %q is not a memory quantity (e.g. 512Mi)", flag, s)
 	}
 	return q.Value(), nil
 }
@@ -43,10 +57,18 @@ func softMemoryLimit(limit int64, getenv func(string) string) int64 {
 // that the garbage collector works harder near the container's limit (the
 // runtime does not read cgroup limits itself). It is soft: a live heap
 // near it still grows past it (263 MiB measured under 256Mi at N=1000).
-func (o *Options) applyMemoryLimit(logger klog.Logger) {
+//
+// It then starts the garbage budget (--gc-budget, package gcbudget) until
+// ctx ends: after each collection the soft limit is set to the live heap
+// plus the budget, never above the limit set here or by GOMEMLIMIT.
+func (o *Options) applyMemoryLimit(ctx context.Context, logger klog.Logger) {
 	limit, _ := parseMemoryLimit(o.MemoryLimit) // Validate reported any error
 	if soft := softMemoryLimit(limit, os.Getenv); soft > 0 {
 		debug.SetMemoryLimit(soft)
 		logger.Info("Go soft memory limit set", "limit", limit, "soft", soft)
+	}
+	if budget, _ := parseQuantity("--gc-budget", o.GCBudget); budget > 0 {
+		gcbudget.New(budget).Start(ctx)
+		logger.Info("Go garbage budget set", "budget", budget)
 	}
 }

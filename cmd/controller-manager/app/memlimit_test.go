@@ -31,3 +31,24 @@ func TestSoftMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestGCBudgetFlag(t *testing.T) {
+	t.Parallel()
+	if o := NewOptions(); o.GCBudget != "32Mi" || o.Validate() != nil {
+		t.Errorf("default --gc-budget %q (valid: %v), want 32Mi", o.GCBudget, o.Validate())
+	}
+	for _, ok := range []string{"0", "64Mi", "16777216"} {
+		o := NewOptions()
+		o.GCBudget = ok
+		if err := o.Validate(); err != nil {
+			t.Errorf("--gc-budget=%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"lots", "-1Mi"} {
+		o := NewOptions()
+		o.GCBudget = bad
+		if err := o.Validate(); err == nil {
+			t.Errorf("--gc-budget=%q accepted", bad)
+		}
+	}
+}
