@@ -193,3 +193,28 @@ func TestHoldProgressOfASyncWithoutError(t *testing.T) {
 		t.Errorf("a sync error: held %v, error %v; want the status written at once with the error", held, err)
 	}
 }
+
+// TestAnUnchangedStatusIsNotHeld: a sync whose status equals what the
+// server has (every converged resync) holds nothing back and keeps its
+// own wait, even right after a write.
+func TestAnUnchangedStatusIsNotHeld(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := &defaultControl{memory: NewStatusMemory(clk, time.Minute, 15*time.Second)}
+	tc := newTC()
+	tc.Status.Conditions = []metav1.Condition{{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionTrue}}
+	written := tc.Status.DeepCopy()
+	c.memory.Remember(tc, written, t0, flow.ObserveAll, false, true)
+	clk.SetTime(t0.Add(5 * time.Second))
+	for _, syncErr := range []error{nil, flow.Requeue("waiting")} {
+		held, err := c.holdProgress(tc, written, syncErr)
+		if held || err != syncErr {
+			t.Errorf("unchanged status, sync error %v: held %v, error %v; want nothing held and the error as it was",
+				syncErr, held, err)
+		}
+	}
+	if p := c.memory.Pending(tc); p != nil {
+		t.Errorf("pending status %+v, want none", p)
+	}
+}

@@ -3,8 +3,8 @@ package pd
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -50,7 +50,6 @@ func observeMembers(ctx context.Context, ctl pdapi.Control, clk clock.PassiveClo
 		tc.Status.ClusterID = strconv.FormatUint(cluster.ID, 10)
 	}
 	now := metav1.NewTime(clk.Now())
-	own := ownMemberURL(tc)
 	members, peers := map[string]v1alpha1.PDMember{}, map[string]v1alpha1.PDMember{}
 	for _, h := range health {
 		m := v1alpha1.PDMember{Name: h.Name, ID: strconv.FormatUint(h.MemberID, 10), Health: h.Health}
@@ -58,7 +57,7 @@ func observeMembers(ctx context.Context, ctl pdapi.Control, clk clock.PassiveClo
 			m.ClientURL = h.ClientUrls[0]
 		}
 		target, prev := peers, s.PeerMembers
-		if own.MatchString(m.ClientURL) {
+		if ownMemberURL(tc, m.ClientURL) {
 			target, prev = members, s.Members
 		}
 		m.LastTransitionTime = now
@@ -123,12 +122,44 @@ func leaderUnchanged(s *v1alpha1.PDStatus, health []pdapi.MemberHealth) bool {
 	return s.Members[s.Leader.Name].Health || s.PeerMembers[s.Leader.Name].Health
 }
 
-// ownMemberURL matches the client URLs of this cluster's PD pods:
-// <scheme>://<tc>-pd-<n>.<tc>-pd-peer.<ns>.svc[.<domain>]:<port>.
-func ownMemberURL(tc *v1alpha1.TidbCluster) *regexp.Regexp {
-	q := regexp.QuoteMeta
-	return regexp.MustCompile(fmt.Sprintf(`^https?://%s-pd-\d+\.%s-pd-peer\.%s\.svc(\..+)?:\d+$`,
-		q(tc.Name), q(tc.Name), q(tc.Namespace)))
+// ownMemberURL reports whether url is the client URL of one of this
+// cluster's PD pods: http(s)://<tc>-pd-<n>.<tc>-pd-peer.<ns>.svc[.<domain>]:<port>.
+// (String matching, not a regexp compiled per sync: this runs in every
+// sync that reads PD's members.)
+func ownMemberURL(tc *v1alpha1.TidbCluster, url string) bool {
+	rest, ok := strings.CutPrefix(url, "http://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(url, "https://"); !ok {
+			return false
+		}
+	}
+	colon := strings.LastIndexByte(rest, ':')
+	if colon < 0 || !allDigits(rest[colon+1:]) {
+		return false
+	}
+	host, ok := strings.CutPrefix(rest[:colon], tc.Name+"-pd-")
+	if !ok {
+		return false
+	}
+	dot := strings.IndexByte(host, '.')
+	if dot < 0 || !allDigits(host[:dot]) {
+		return false
+	}
+	domain, ok := strings.CutPrefix(host[dot:], "."+tc.Name+"-pd-peer."+tc.Namespace+".svc")
+	return ok && (domain == "" || len(domain) > 1 && domain[0] == '.' && !strings.Contains(domain, "\n"))
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func nilIfEmpty(m map[string]v1alpha1.PDMember) map[string]v1alpha1.PDMember {

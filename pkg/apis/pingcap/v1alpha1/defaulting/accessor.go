@@ -89,7 +89,7 @@ type ComponentAccessor struct {
 // an absent component (spec.<c> == nil) or an unknown c yields an accessor
 // that reports only cluster-level values and built-in defaults.
 func NewComponentAccessor(tc *v1alpha1.TidbCluster, c Component) ComponentAccessor {
-	a := ComponentAccessor{component: c, cluster: &v1alpha1.TidbClusterSpec{}, spec: &v1alpha1.ComponentSpec{}}
+	a := ComponentAccessor{component: c, cluster: &noCluster, spec: &noComponent}
 	if tc == nil {
 		return a
 	}
@@ -116,6 +116,14 @@ func NewComponentAccessor(tc *v1alpha1.TidbCluster, c Component) ComponentAccess
 	}
 	return a
 }
+
+// noCluster and noComponent stand for an absent cluster or component
+// spec. Accessors only read them, so all share these (a sync builds
+// dozens of accessors; each used to allocate its own 1.4 KB of empties).
+var (
+	noCluster   v1alpha1.TidbClusterSpec
+	noComponent v1alpha1.ComponentSpec
+)
 
 func (a *ComponentAccessor) set(spec *v1alpha1.ComponentSpec, baseImage, serviceAccount string) {
 	a.spec, a.exists, a.baseImage, a.serviceAccount = spec, true, baseImage, serviceAccount

@@ -277,3 +277,22 @@ func TestComponentAccessorContainerSecurity(t *testing.T) {
 		t.Errorf("pd sets neither, got %+v %v", pd.SecurityContext(), pd.AutomountServiceAccountToken())
 	}
 }
+
+// TestComponentAccessorAllocatesNothing: a sync builds dozens of accessors,
+// so building one, present or absent, must not allocate.
+func TestComponentAccessorAllocatesNothing(t *testing.T) {
+	tc := &v1alpha1.TidbCluster{Spec: v1alpha1.TidbClusterSpec{PD: &v1alpha1.PDSpec{}}}
+	var sink ComponentAccessor
+	for _, c := range []struct {
+		name string
+		tc   *v1alpha1.TidbCluster
+		comp Component
+	}{{"present", tc, ComponentPD}, {"absent", tc, ComponentTiKV}, {"no cluster", nil, ComponentTiDB}} {
+		if n := testing.AllocsPerRun(100, func() { sink = NewComponentAccessor(c.tc, c.comp) }); n != 0 {
+			t.Errorf("%s: %v allocations per accessor", c.name, n)
+		}
+		if c.comp != ComponentPD && (sink.Exists() || sink.Image() == "") {
+			t.Errorf("%s: exists=%v image=%q, want an absent component with the default image", c.name, sink.Exists(), sink.Image())
+		}
+	}
+}
