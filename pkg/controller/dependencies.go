@@ -41,8 +41,9 @@ type CLIConfig struct {
 	// Selector is a label selector restricting which custom resources this
 	// operator instance handles; empty means all.
 	Selector string
-	// ResyncDuration is the informer resync period: every object is synced at
-	// least this often, which also refreshes PD/TiDB-derived status.
+	// ResyncDuration is the custom resources' informer resync period: every
+	// TidbCluster, Backup, … is synced at least this often, which also
+	// refreshes PD/TiDB-derived status. Built-in kinds do not resync.
 	ResyncDuration time.Duration
 	// StatusRefreshInterval is how often the members of a converged cluster
 	// are read again from PD and TiDB: at the first resync at least this
@@ -174,7 +175,11 @@ func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		ns = cfg.Namespace
 	}
 	managed := labels.SelectorFromSet(labels.Set{label.ManagedByLabelKey: label.TiDBOperator}).String()
-	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, cfg.ResyncDuration,
+	// Only the custom resources resync: every handler of a built-in kind
+	// drops resyncs (EnqueueOwnerHandler, the pod maintenance handler), so
+	// resyncing 24 objects per cluster every period would cost only their
+	// notifications (and the garbage of them) for nothing.
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
 		kubeinformers.WithNamespace(ns),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managed }),
 		kubeinformers.WithTransform(StripCached))
@@ -187,7 +192,7 @@ func NewDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 	if r, err := labels.NewRequirement(label.ManagedByLabelKey, "in", []string{BackupJobManagedBy, RestoreJobManagedBy}); err == nil {
 		jobs = jobs.Add(*r)
 	}
-	jobFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, cfg.ResyncDuration,
+	jobFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
 		kubeinformers.WithNamespace(ns),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = jobs.String() }),
 		kubeinformers.WithTransform(StripJob))

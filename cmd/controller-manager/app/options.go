@@ -93,7 +93,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Namespace, "namespace", os.Getenv("NAMESPACE"),
 		"The operator's own namespace: the leader-election Lease lives here, and it is the only watched namespace when --cluster-scoped=false. Default: $NAMESPACE.")
 	fs.StringVar(&c.Selector, "selector", "", "Label selector restricting the custom resources this instance handles (e.g. team=a).")
-	fs.DurationVar(&c.ResyncDuration, "resync-duration", c.ResyncDuration, "Informer resync period: how often every object is re-synced.")
+	fs.DurationVar(&c.ResyncDuration, "resync-duration", c.ResyncDuration, "Informer resync period: how often every custom resource (TidbCluster, Backup, …) is synced again; the caches of built-in kinds do not resync (their handlers ignore resyncs).")
 	fs.BoolVar(&c.AutoFailover, "auto-failover", c.AutoFailover, "Replace failed PD, TiKV, TiDB and TiFlash members automatically.")
 	fs.BoolVar(&c.ManagePersistentVolumes, "manage-persistent-volumes", c.ManagePersistentVolumes,
 		"Watch and patch the PersistentVolumes of cluster PVCs (spec.pvReclaimPolicy, spec.enablePVReclaim). Needs list, watch and patch on persistentvolumes.")
