@@ -27,7 +27,7 @@ var valueSets = map[string][]string{
 	"namespaced":     {"clusterScoped=false"},
 	"serviceMonitor": {"serviceMonitor.enabled=true", "serviceMonitor.labels.release=prometheus"},
 	"tuned": {"appendReleaseSuffix=true", "controllerManager.selector={team=a,tier!=test}",
-		"controllerManager.workers=7", "controllerManager.kubeClientQPS=30", "controllerManager.kubeClientBurst=60",
+		"controllerManager.workers=7", "controllerManager.gcBudget=48Mi", "controllerManager.kubeClientQPS=30", "controllerManager.kubeClientBurst=60",
 		"controllerManager.replicas=2", "features={StableScheduling=true}", "discoveryImage=example.com/discovery:v1",
 		"controllerManager.env[0].name=GODEBUG", "controllerManager.env[0].value=madvdontneed=1",
 		"controllerManager.tolerations[0].operator=Exists", "controllerManager.podAnnotations.a=b"},
@@ -185,7 +185,7 @@ func TestChartRendersEachMode(t *testing.T) {
 	t.Run("tuned", func(t *testing.T) {
 		r := renderChart(t, valueSets["tuned"]...)
 		cmd := checkDeployment(t, r, "tidb-controller-manager-kt", "-cluster-scoped=true")
-		for _, f := range []string{"-selector=team=a,tier!=test", "-workers=7", "-kube-client-qps=30", "-kube-client-burst=60",
+		for _, f := range []string{"-selector=team=a,tier!=test", "-workers=7", "-gc-budget=48Mi", "-kube-client-qps=30", "-kube-client-burst=60",
 			"-features=StableScheduling=true", "-tidb-discovery-image=example.com/discovery:v1"} {
 			if !slices.Contains(cmd, f) {
 				t.Errorf("command lacks %s: %v", f, cmd)
