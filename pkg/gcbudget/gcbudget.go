@@ -51,11 +51,21 @@ type Memory struct {
 // bytes of garbage above m, capped at ceiling (the limit the process was
 // given, math.MaxInt64 for none).
 func Limit(m Memory, budget, ceiling int64) int64 {
-	want := uint64(budget) + m.Live + m.Overhead
-	if want > uint64(ceiling) {
-		return ceiling
+	want := saturated(m.Live) + max(budget, 0)
+	if o := saturated(m.Overhead); want < math.MaxInt64-o {
+		want += o
+	} else {
+		want = math.MaxInt64
 	}
-	return int64(want)
+	return min(want, ceiling)
+}
+
+// saturated is u as an int64, math.MaxInt64 when it does not fit.
+func saturated(u uint64) int64 {
+	if u > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(u)
 }
 
 // Read returns the runtime's figures as of its last collection.

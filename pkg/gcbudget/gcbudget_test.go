@@ -103,7 +103,6 @@ func TestBudgetSetsTheLimitAfterEachCollectionAndRestoresIt(t *testing.T) {
 		t.Errorf("runtime limit %d, below the live heap plus the budget", got)
 	}
 	runtime.KeepAlive(keep)
-	keep = nil
 	if second := nextLimit(t, limits); second > first-16<<20 {
 		t.Errorf("limit %d did not follow the heap down from %d after 32 MiB were dropped", second, first)
 	}

@@ -209,7 +209,7 @@ func TestAnUnchangedStatusIsNotHeld(t *testing.T) {
 	clk.SetTime(t0.Add(5 * time.Second))
 	for _, syncErr := range []error{nil, flow.Requeue("waiting")} {
 		held, err := c.holdProgress(tc, written, syncErr)
-		if held || err != syncErr {
+		if held || !errors.Is(err, syncErr) {
 			t.Errorf("unchanged status, sync error %v: held %v, error %v; want nothing held and the error as it was",
 				syncErr, held, err)
 		}
