@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -124,8 +125,6 @@ func leaderUnchanged(s *v1alpha1.PDStatus, health []pdapi.MemberHealth) bool {
 
 // ownMemberURL reports whether url is the client URL of one of this
 // cluster's PD pods: http(s)://<tc>-pd-<n>.<tc>-pd-peer.<ns>.svc[.<domain>]:<port>.
-// (String matching, not a regexp compiled per sync: this runs in every
-// sync that reads PD's members.)
 func ownMemberURL(tc *v1alpha1.TidbCluster, url string) bool {
 	rest, ok := strings.CutPrefix(url, "http://")
 	if !ok {
@@ -133,33 +132,7 @@ func ownMemberURL(tc *v1alpha1.TidbCluster, url string) bool {
 			return false
 		}
 	}
-	colon := strings.LastIndexByte(rest, ':')
-	if colon < 0 || !allDigits(rest[colon+1:]) {
-		return false
-	}
-	host, ok := strings.CutPrefix(rest[:colon], tc.Name+"-pd-")
-	if !ok {
-		return false
-	}
-	dot := strings.IndexByte(host, '.')
-	if dot < 0 || !allDigits(host[:dot]) {
-		return false
-	}
-	domain, ok := strings.CutPrefix(host[dot:], "."+tc.Name+"-pd-peer."+tc.Namespace+".svc")
-	return ok && (domain == "" || len(domain) > 1 && domain[0] == '.' && !strings.Contains(domain, "\n"))
-}
-
-// allDigits reports whether s is one or more ASCII digits.
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return names.NewPeerAddress(tc.Name, tc.Namespace, names.PD).MatchString(rest)
 }
 
 func nilIfEmpty(m map[string]v1alpha1.PDMember) map[string]v1alpha1.PDMember {

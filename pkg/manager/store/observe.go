@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -109,7 +110,7 @@ func storesKey(tc *v1alpha1.TidbCluster) string {
 
 // storeLeaving reports whether one of this cluster's stores is Offline in
 // live or was in prev and is no longer in live (it became a Tombstone).
-func storeLeaving(prev map[string]v1alpha1.TiKVStore, live *pdapi.StoresInfo, own ownAddress) bool {
+func storeLeaving(prev map[string]v1alpha1.TiKVStore, live *pdapi.StoresInfo, own names.PeerAddress) bool {
 	seen := map[string]bool{}
 	for _, info := range live.Stores {
 		if info == nil || info.Store == nil || !own.MatchString(info.Store.Address) {
@@ -130,7 +131,7 @@ func storeLeaving(prev map[string]v1alpha1.TiKVStore, live *pdapi.StoresInfo, ow
 
 // ownTombstones returns this cluster's tombstones; a store that is already
 // a tombstone in prev keeps its lastTransitionTime.
-func ownTombstones(info *pdapi.StoresInfo, own ownAddress, prev map[string]v1alpha1.TiKVStore,
+func ownTombstones(info *pdapi.StoresInfo, own names.PeerAddress, prev map[string]v1alpha1.TiKVStore,
 	now metav1.Time) map[string]v1alpha1.TiKVStore {
 	out := map[string]v1alpha1.TiKVStore{}
 	for _, si := range info.Stores {
@@ -170,47 +171,9 @@ func newStore(info *pdapi.StoreInfo) (v1alpha1.TiKVStore, bool) {
 	return store, true
 }
 
-// ownAddress matches the addresses of this cluster's pods of one kind:
-// <tc>-<component>-<n>.<tc>-<component>-peer.<ns>.svc[.<domain>]:<port>.
-// It is plain string work: a sync matches every store of the PD, and a
-// regular expression compiled per sync cost more than the rest of it.
-type ownAddress struct {
-	member, service string // "<tc>-<component>-", ".<tc>-<component>-peer.<ns>.svc"
-}
-
-func (l *Lifecycle) ownAddress(tc *v1alpha1.TidbCluster) ownAddress {
-	member := tc.Name + "-" + l.kind.Component
-	return ownAddress{member: member + "-", service: "." + member + "-peer." + tc.Namespace + ".svc"}
-}
-
-// MatchString reports whether addr is one of the cluster's pods of the kind.
-func (o ownAddress) MatchString(addr string) bool {
-	i := strings.LastIndexByte(addr, ':')
-	if i < 0 || !allDigits(addr[i+1:]) {
-		return false
-	}
-	host, ok := strings.CutPrefix(addr[:i], o.member)
-	if !ok {
-		return false
-	}
-	dot := strings.IndexByte(host, '.')
-	if dot <= 0 || !allDigits(host[:dot]) {
-		return false
-	}
-	rest, ok := strings.CutPrefix(host[dot:], o.service)
-	return ok && (rest == "" || (len(rest) > 1 && rest[0] == '.'))
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+// ownAddress matches the addresses of this cluster's pods of the kind.
+func (l *Lifecycle) ownAddress(tc *v1alpha1.TidbCluster) names.PeerAddress {
+	return names.NewPeerAddress(tc.Name, tc.Namespace, l.kind.Component)
 }
 
 // IsTiFlash reports whether a store is TiFlash's (label engine=tiflash).
