@@ -86,11 +86,16 @@ func (c *Controller) ownerUID(namespace, name string) (types.UID, error) {
 // resourceVersion) so PD-derived status stays fresh, but not an update of
 // the status alone: the operator writes status itself, and reacting to its
 // own write would turn every status change into an immediate extra sync.
+// A new version lets the status memory drop its copy of the status it
+// holds (StatusMemory.Delivered).
 func (c *Controller) onUpdate(oldObj, newObj any) {
 	oldTC, ok1 := oldObj.(*v1alpha1.TidbCluster)
 	newTC, ok2 := newObj.(*v1alpha1.TidbCluster)
-	if ok1 && ok2 && oldTC.ResourceVersion != newTC.ResourceVersion && statusOnly(oldTC, newTC) {
-		return
+	if ok1 && ok2 && oldTC.ResourceVersion != newTC.ResourceVersion {
+		c.memory.Delivered(newTC)
+		if statusOnly(oldTC, newTC) {
+			return
+		}
 	}
 	c.worker.Enqueue(newObj)
 }

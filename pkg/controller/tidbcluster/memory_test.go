@@ -240,3 +240,32 @@ func TestStatusMemoryKeepsAStatusOnlyUntilTheCacheHoldsIt(t *testing.T) {
 		t.Errorf("a new write was not recalled over the cache: %q", edited.Status.ClusterID)
 	}
 }
+
+// TestTheMemoryDropsItsCopyWhenTheInformerDeliversTheWrite: the update
+// handler, not the next sync (30 s later, or minutes under load), lets the
+// memory drop the status it wrote once the cache holds it; an update that
+// carries another status (the cache still lags) leaves the copy.
+func TestTheMemoryDropsItsCopyWhenTheInformerDeliversTheWrite(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewStatusMemory(clocktesting.NewFakePassiveClock(t0), time.Minute, 0)
+	c := &Controller{memory: m}
+	before := newTC()
+	before.ResourceVersion = "1"
+	m.Remember(before, &v1alpha1.TidbClusterStatus{ClusterID: "42"}, t0, flow.ObserveAll, false, true)
+
+	lagging := before.DeepCopy()
+	lagging.ResourceVersion, lagging.Status.ClusterID = "2", "41"
+	c.onUpdate(before, lagging)
+	if m.clusters[before.UID].status == nil {
+		t.Fatal("an update without the written status made the memory drop it")
+	}
+	delivered := before.DeepCopy()
+	delivered.ResourceVersion, delivered.Status.ClusterID = "3", "42"
+	c.onUpdate(lagging, delivered)
+	if s := m.clusters[before.UID].status; s != nil {
+		t.Errorf("the memory kept its copy after the informer delivered it: %+v", s)
+	}
+	var nilMemory *StatusMemory
+	nilMemory.Delivered(delivered)
+}
