@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -74,36 +75,44 @@ func internMeta(m metav1.Object) {
 	}
 }
 
-// mapLimit bounds the label maps a mapInterner holds (see internLimit).
+// mapLimit bounds the maps a mapInterner holds (see internLimit).
 const mapLimit = 1 << 13
 
-// mapInterner hands out one shared copy of each label map it is given:
-// a StatefulSet's own labels, its selector, its pod template's and its
-// claim templates' labels are one map, and so are the labels of a
-// component's Services and ConfigMap. Shared maps are read-only, like
-// every cached object. Safe for concurrent use.
-type mapInterner struct {
+// mapInterner hands out one shared copy of each map it is given: a
+// StatefulSet's own labels, its selector, its pod template's and its claim
+// templates' labels are one map, and so are the labels of a component's
+// Services and ConfigMap, the annotations of its pods, and the storage
+// requests of its claims. Shared maps are read-only, like every cached
+// object. text renders a value for the map's key (equal texts: equal
+// values); share returns the value the shared map holds. Safe for
+// concurrent use.
+type mapInterner[K ~string, V any] struct {
+	text  func(V) string
+	share func(V) V
+
 	mu   sync.Mutex
-	maps map[string]map[string]string
+	maps map[string]map[K]V
 }
 
-func (in *mapInterner) intern(m map[string]string) map[string]string {
+func (in *mapInterner[K, V]) intern(m map[K]V) map[K]V {
 	if len(m) == 0 {
 		return m
 	}
-	keys := make([]string, 0, len(m))
+	keys := make([]K, 0, len(m))
+	texts := make(map[K]string, len(m))
 	size := 0
 	for k, v := range m {
 		keys = append(keys, k)
-		size += len(k) + len(v) + 2
+		texts[k] = in.text(v)
+		size += len(k) + len(texts[k]) + 2
 	}
 	slices.Sort(keys)
 	var b strings.Builder
 	b.Grow(size)
 	for _, k := range keys {
-		b.WriteString(k)
+		b.WriteString(string(k))
 		b.WriteByte(0)
-		b.WriteString(m[k])
+		b.WriteString(texts[k])
 		b.WriteByte(0)
 	}
 	key := b.String()
@@ -113,39 +122,59 @@ func (in *mapInterner) intern(m map[string]string) map[string]string {
 		return shared
 	}
 	if in.maps == nil || len(in.maps) >= mapLimit {
-		in.maps = make(map[string]map[string]string)
+		in.maps = make(map[string]map[K]V)
 	}
-	shared := make(map[string]string, len(m))
+	shared := make(map[K]V, len(m))
 	for k, v := range m {
-		shared[cacheStrings.intern(k)] = cacheStrings.intern(v)
+		shared[K(cacheStrings.intern(string(k)))] = in.share(v)
 	}
 	in.maps[key] = shared
 	return shared
 }
 
-// cacheLabels is the label-map interner of the informer transforms.
-var cacheLabels = &mapInterner{}
+// cacheLabels is the label- and annotation-map interner of the informer
+// transforms.
+var cacheLabels = &mapInterner[string, string]{
+	text:  func(v string) string { return v },
+	share: cacheStrings.intern,
+}
+
+// cacheResources is the interner of the storage requests and capacities of
+// cached claims and claim templates: a few sizes repeated by every volume.
+// A quantity's text is the one it was decoded from, so a shared map
+// encodes as each object's own did.
+var cacheResources = &mapInterner[corev1.ResourceName, resource.Quantity]{
+	text:  func(q resource.Quantity) string { return q.String() },
+	share: func(q resource.Quantity) resource.Quantity { return q },
+}
 
 // shareLabelMaps makes the label maps of a workload, Service, ConfigMap or
-// RBAC object, which repeat a component's labels, shared copies. Pods,
-// PVCs and PVs carry labels of their own member and are left alone.
+// RBAC object, which repeat a component's labels, shared copies, and so
+// are the annotations of pods and pod templates (the same few per
+// component) and the storage requests of claim templates. Pods, PVCs and
+// PVs carry labels of their own member and keep their own label maps.
 func shareLabelMaps(obj any) {
 	in := cacheLabels
 	switch o := obj.(type) {
 	case *appsv1.StatefulSet:
 		o.Labels, o.Spec.Template.Labels = in.intern(o.Labels), in.intern(o.Spec.Template.Labels)
+		o.Spec.Template.Annotations = in.intern(o.Spec.Template.Annotations)
 		if s := o.Spec.Selector; s != nil {
 			s.MatchLabels = in.intern(s.MatchLabels)
 		}
 		for i := range o.Spec.VolumeClaimTemplates {
 			t := &o.Spec.VolumeClaimTemplates[i]
 			t.Labels = in.intern(t.Labels)
+			shareResources(&t.Spec.Resources)
 		}
 	case *appsv1.Deployment:
 		o.Labels, o.Spec.Template.Labels = in.intern(o.Labels), in.intern(o.Spec.Template.Labels)
+		o.Spec.Template.Annotations = in.intern(o.Spec.Template.Annotations)
 		if s := o.Spec.Selector; s != nil {
 			s.MatchLabels = in.intern(s.MatchLabels)
 		}
+	case *corev1.Pod:
+		o.Annotations = in.intern(o.Annotations)
 	case *corev1.Service:
 		o.Labels, o.Spec.Selector = in.intern(o.Labels), in.intern(o.Spec.Selector)
 	case *corev1.ConfigMap:
@@ -157,4 +186,9 @@ func shareLabelMaps(obj any) {
 	case *rbacv1.RoleBinding:
 		o.Labels = in.intern(o.Labels)
 	}
+}
+
+// shareResources makes a claim's requests and limits shared copies.
+func shareResources(r *corev1.VolumeResourceRequirements) {
+	r.Requests, r.Limits = cacheResources.intern(r.Requests), cacheResources.intern(r.Limits)
 }

@@ -33,7 +33,8 @@ func DropManagedFields(obj any) (any, error) {
 // applied what apply.StripApplied drops; for a StatefulSet or Deployment
 // what apply.StripTemplate drops of its pod template; the data of a
 // ConfigMap the operator wrote (stripConfigMap). The label maps of all but
-// pods, PVCs and PVs are shared copies (shareLabelMaps).
+// pods, PVCs and PVs, the annotations of pods and the storage sizes of
+// claims are shared copies (shareLabelMaps, cacheResources).
 func StripCached(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -58,15 +59,22 @@ func StripCached(obj any) (any, error) {
 	return obj, err
 }
 
+// unreadPodLabels are the labels the StatefulSet controller puts on every
+// pod that no code of the operator reads or selects by (it reads the
+// revision hash): without them a member's labels fit the smallest map.
+var unreadPodLabels = []string{appsv1.StatefulSetPodNameLabel, appsv1.PodIndexLabel}
+
 // StripPod keeps of a pod's spec only what the operator reads from its pod
 // cache — the node and scheduler, each container's name and image (which
 // version a pod runs), and the volumes backed by a PVC (which PVCs are a
 // member's) — and drops the rest (commands, environment, mounts, probes,
 // resources, affinity, other volumes: the larger part of a cached pod).
-// Of its status it keeps the phase, reason and message, each condition
-// but its probe time, and each container's name, readiness, restart count
+// Of its status it keeps the phase, reason and message, the Ready and
+// PodScheduled conditions (the only ones read) but their probe times, and
+// each container's name, readiness, restart count
 // and state (what Ready, readySince and the diagnosis read); addresses,
-// start time, images and container IDs go. Metadata is kept whole. The
+// start time, images and container IDs go. Metadata is kept whole but
+// for the StatefulSet's pod-name and pod-index labels. The
 // operator never sends a cached pod back: it changes pods only by patches
 // of their metadata, and deletes them.
 func StripPod(p *corev1.Pod) {
@@ -85,17 +93,25 @@ func StripPod(p *corev1.Pod) {
 	internContainers(spec.Containers)
 	spec.NodeName, spec.SchedulerName = cacheStrings.intern(spec.NodeName), cacheStrings.intern(spec.SchedulerName)
 	p.Spec = spec
+	for _, k := range unreadPodLabels {
+		delete(p.Labels, k)
+	}
 	p.Status = stripPodStatus(&p.Status)
 }
 
 func stripPodStatus(s *corev1.PodStatus) corev1.PodStatus {
 	out := corev1.PodStatus{Phase: s.Phase, Reason: s.Reason, Message: s.Message}
-	if len(s.Conditions) > 0 {
-		out.Conditions = make([]corev1.PodCondition, len(s.Conditions))
-		for i, c := range s.Conditions {
-			out.Conditions[i] = corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason,
-				Message: c.Message, LastTransitionTime: c.LastTransitionTime}
+	for _, c := range s.Conditions {
+		if c.Type != corev1.PodReady && c.Type != corev1.PodScheduled {
+			continue
 		}
+		if out.Conditions == nil {
+			out.Conditions = make([]corev1.PodCondition, 0, 2)
+		}
+		in := cacheStrings.intern
+		out.Conditions = append(out.Conditions, corev1.PodCondition{Type: corev1.PodConditionType(in(string(c.Type))),
+			Status: corev1.ConditionStatus(in(string(c.Status))), Reason: in(c.Reason), Message: c.Message,
+			LastTransitionTime: c.LastTransitionTime})
 	}
 	out.InitContainerStatuses = stripContainerStatuses(s.InitContainerStatuses)
 	out.ContainerStatuses = stripContainerStatuses(s.ContainerStatuses)
@@ -122,8 +138,8 @@ func stripContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatu
 func StripPVC(c *corev1.PersistentVolumeClaim) {
 	c.Spec = corev1.PersistentVolumeClaimSpec{VolumeName: c.Spec.VolumeName,
 		StorageClassName: internPtr(c.Spec.StorageClassName), VolumeAttributesClassName: c.Spec.VolumeAttributesClassName,
-		Resources: corev1.VolumeResourceRequirements{Requests: c.Spec.Resources.Requests}}
-	c.Status = corev1.PersistentVolumeClaimStatus{Phase: c.Status.Phase, Capacity: c.Status.Capacity,
+		Resources: corev1.VolumeResourceRequirements{Requests: cacheResources.intern(c.Spec.Resources.Requests)}}
+	c.Status = corev1.PersistentVolumeClaimStatus{Phase: c.Status.Phase, Capacity: cacheResources.intern(c.Status.Capacity),
 		ModifyVolumeStatus: c.Status.ModifyVolumeStatus, CurrentVolumeAttributesClassName: c.Status.CurrentVolumeAttributesClassName}
 }
 

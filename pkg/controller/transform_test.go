@@ -23,7 +23,8 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 	t.Parallel()
 	since := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "db-tidb-0", Labels: map[string]string{"a": "b"},
+		ObjectMeta: metav1.ObjectMeta{Name: "db-tidb-0", Labels: map[string]string{"a": "b",
+			appsv1.ControllerRevisionHashLabelKey: "db-tidb-1", appsv1.StatefulSetPodNameLabel: "db-tidb-0", appsv1.PodIndexLabel: "0"},
 			Annotations:   map[string]string{"tidb.pingcap.com/tidb-graceful-shutdown": "true"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
 		Spec: corev1.PodSpec{
@@ -37,7 +38,10 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 			},
 		},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", HostIP: "192.168.0.1", StartTime: &since,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: since, LastProbeTime: since}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: since, LastProbeTime: since},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: since}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "tidb", Ready: true, RestartCount: 2, Image: "pingcap/tidb:v8.5.0",
 				ImageID: "sha256:0", ContainerID: "containerd://0", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: since}}}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{
@@ -56,7 +60,8 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 		t.Errorf("stripped spec %+v, want %+v", p.Spec, want)
 	}
 	wantStatus := corev1.PodStatus{Phase: corev1.PodRunning,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: since}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: since},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: since}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "tidb", Ready: true, RestartCount: 2,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: since}}}},
 		InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{
@@ -66,6 +71,9 @@ func TestStripCachedKeepsWhatThePodCacheIsReadFor(t *testing.T) {
 	}
 	if p.ManagedFields != nil || p.Labels["a"] != "b" || p.Annotations["tidb.pingcap.com/tidb-graceful-shutdown"] != "true" {
 		t.Errorf("metadata changed: %+v", p.ObjectMeta)
+	}
+	if want := map[string]string{"a": "b", appsv1.ControllerRevisionHashLabelKey: "db-tidb-1"}; !reflect.DeepEqual(p.Labels, want) {
+		t.Errorf("cached pod labels %v, want %v (the StatefulSet's pod-name and pod-index labels go, the revision stays)", p.Labels, want)
 	}
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{ClusterIP: "None"}}
 	if got, _ := StripCached(svc); got.(*corev1.Service).Spec.ClusterIP != "None" {
@@ -236,5 +244,57 @@ func TestCachedWorkloadsShareTheirLabelMaps(t *testing.T) {
 	}
 	if same(one, pod.Labels) {
 		t.Error("a pod's labels were shared: pods carry labels of their own member")
+	}
+}
+
+// TestCachedPodsAndClaimsShareWhatRepeats: pods decoded apart with the same
+// annotations (a component's Prometheus ones) share one map, and claims
+// and claim templates of one size share one map of requests and
+// capacities; another size gets a map of its own, and every value reads
+// as it was decoded.
+func TestCachedPodsAndClaimsShareWhatRepeats(t *testing.T) {
+	t.Parallel()
+	pod := func(port string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			"prometheus.io/scrape": "true", strings.Clone("prometheus.io/port"): strings.Clone(port)}}}
+	}
+	size := func(s string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(s)}
+	}
+	pvc := func(s string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{
+			Resources: corev1.VolumeResourceRequirements{Requests: size(s)}}, Status: corev1.PersistentVolumeClaimStatus{Capacity: size(s)}}
+	}
+	sts := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{Requests: size("7Gi")}}}}}}
+	objs := []any{pod("7001"), pod("7001"), pod("7002"), pvc("7Gi"), pvc("7Gi"), pvc("7500Mi"), sts}
+	for _, o := range objs {
+		if _, err := StripCached(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(a, b any) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	p1, p2, p3 := objs[0].(*corev1.Pod), objs[1].(*corev1.Pod), objs[2].(*corev1.Pod)
+	if !same(p1.Annotations, p2.Annotations) || same(p1.Annotations, p3.Annotations) {
+		t.Error("pods with the same annotations do not share one map, or pods with others do")
+	}
+	if p3.Annotations["prometheus.io/port"] != "7002" || p1.Annotations["prometheus.io/scrape"] != "true" {
+		t.Errorf("annotations changed: %v, %v", p1.Annotations, p3.Annotations)
+	}
+	c1, c2, c3 := objs[3].(*corev1.PersistentVolumeClaim), objs[4].(*corev1.PersistentVolumeClaim), objs[5].(*corev1.PersistentVolumeClaim)
+	tmpl := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests
+	if !same(c1.Spec.Resources.Requests, c2.Status.Capacity) || !same(c1.Spec.Resources.Requests, tmpl) {
+		t.Error("claims of one size do not share one map of requests")
+	}
+	if same(c1.Spec.Resources.Requests, c3.Spec.Resources.Requests) {
+		t.Error("claims of two sizes share one map")
+	}
+	for _, got := range []struct {
+		q    resource.Quantity
+		want string
+	}{{c3.Spec.Resources.Requests[corev1.ResourceStorage], "7500Mi"}, {tmpl[corev1.ResourceStorage], "7Gi"}} {
+		if got.q.String() != got.want {
+			t.Errorf("a shared size reads %s, want %s", got.q.String(), got.want)
+		}
 	}
 }
