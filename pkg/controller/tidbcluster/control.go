@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,7 +75,9 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	start := c.memory.now()
 	observation := c.memory.Recall(tc) // the cache may lag behind our own last status write
 	ctx = flow.WithObservation(ctx, observation)
-	live := tc.DeepCopy() // what the API server has; only its status is written
+	// What the API server has of what the sync writes: its status, under
+	// the cluster's name and UID (the spec is not copied: nothing reads it).
+	live := &v1alpha1.TidbCluster{TypeMeta: tc.TypeMeta, ObjectMeta: *tc.ObjectMeta.DeepCopy(), Status: *tc.Status.DeepCopy()}
 	original := &live.Status
 	if pending := c.memory.Pending(tc); pending != nil {
 		tc.Status = *pending // what the last sync computed and held back
@@ -101,11 +104,16 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	c.setConditions(tc, syncErr, blockers.List())
 	tc.Status.ObservedGeneration = tc.Generation
 
-	if held, shortened := c.holdProgress(tc, original, syncErr); held {
+	// Every converged resync compares the status: once, here.
+	unchanged := equality.Semantic.DeepEqual(original, &tc.Status)
+	if held, shortened := c.holdProgress(tc, original, unchanged, syncErr); held {
 		c.countOutcome(tc, syncErr)
 		return shortened
 	}
-	wrote, err := c.status.UpdateStatus(ctx, live, &tc.Status)
+	wrote, err := false, error(nil)
+	if !unchanged {
+		wrote, err = c.status.UpdateStatus(ctx, live, &tc.Status)
+	}
 	if err != nil {
 		c.memory.Forget(tc.UID)
 		c.countError(tc, "cluster_status")

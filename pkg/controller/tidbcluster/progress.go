@@ -65,13 +65,12 @@ func withoutProgress(s *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus 
 // comes back no later than the status may wait (a sync that ended without
 // error is requeued for it). It returns whether the status was held and
 // the sync's error, shortened so. An error other than a wait is written at
-// once (Degraded turns); an unchanged status is not held.
-func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha1.TidbClusterStatus, syncErr error) (bool, error) {
+// once (Degraded turns); an unchanged status (unchanged: tc's equals
+// written; every converged resync) is not held.
+func (c *defaultControl) holdProgress(tc *v1alpha1.TidbCluster, written *v1alpha1.TidbClusterStatus, unchanged bool,
+	syncErr error) (bool, error) {
 	re, waiting := flow.AsRequeue(syncErr)
-	// An unchanged status (every converged resync) has nothing to hold,
-	// and is not copied twice to find that out.
-	if (syncErr != nil && !waiting) || equality.Semantic.DeepEqual(written, &tc.Status) ||
-		!ProgressOnly(written, &tc.Status) {
+	if (syncErr != nil && !waiting) || unchanged || !ProgressOnly(written, &tc.Status) {
 		return false, syncErr
 	}
 	left, held := c.memory.HoldProgress(tc, &tc.Status)

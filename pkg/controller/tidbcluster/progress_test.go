@@ -184,12 +184,12 @@ func TestHoldProgressOfASyncWithoutError(t *testing.T) {
 	tc.Status.Conditions[0].Reason = "TiDBUnhealthy"
 	tc.Status.TiDB.Members = map[string]v1alpha1.TiDBMember{"basic-tidb-0": {Name: "basic-tidb-0"}}
 
-	held, err := c.holdProgress(tc, written, nil)
+	held, err := c.holdProgress(tc, written, false, nil)
 	re, waiting := flow.AsRequeue(err)
 	if !held || !waiting || re.After != 10*time.Second {
 		t.Fatalf("progress 5 s after a write by a sync without error: held %v, error %v; want held and back after 10 s", held, err)
 	}
-	if held, err := c.holdProgress(tc, written, errors.New("PD refused")); held || err == nil || err.Error() != "PD refused" {
+	if held, err := c.holdProgress(tc, written, false, errors.New("PD refused")); held || err == nil || err.Error() != "PD refused" {
 		t.Errorf("a sync error: held %v, error %v; want the status written at once with the error", held, err)
 	}
 }
@@ -208,7 +208,7 @@ func TestAnUnchangedStatusIsNotHeld(t *testing.T) {
 	c.memory.Remember(tc, written, t0, flow.ObserveAll, false, true)
 	clk.SetTime(t0.Add(5 * time.Second))
 	for _, syncErr := range []error{nil, flow.Requeue("waiting")} {
-		held, err := c.holdProgress(tc, written, syncErr)
+		held, err := c.holdProgress(tc, written, true, syncErr)
 		if held || !errors.Is(err, syncErr) {
 			t.Errorf("unchanged status, sync error %v: held %v, error %v; want nothing held and the error as it was",
 				syncErr, held, err)
