@@ -1,6 +1,9 @@
 package app
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestSoftMemoryLimit(t *testing.T) {
 	t.Parallel()
@@ -50,5 +53,21 @@ func TestGCBudgetFlag(t *testing.T) {
 		if err := o.Validate(); err == nil {
 			t.Errorf("--gc-budget=%q accepted", bad)
 		}
+	}
+}
+
+// TestAllocationsAreSampledOnlyForPprof: without --pprof nothing reads the
+// heap profile, so the runtime stops sampling allocations for it.
+func TestAllocationsAreSampledOnlyForPprof(t *testing.T) {
+	rate := runtime.MemProfileRate
+	t.Cleanup(func() { runtime.MemProfileRate = rate })
+	runtime.MemProfileRate = 4096
+	sampleAllocations(true)
+	if runtime.MemProfileRate != 4096 {
+		t.Errorf("with --pprof the sampling rate became %d, want it left at 4096", runtime.MemProfileRate)
+	}
+	sampleAllocations(false)
+	if runtime.MemProfileRate != 0 {
+		t.Errorf("without --pprof the sampling rate is %d, want 0 (off)", runtime.MemProfileRate)
 	}
 }

@@ -68,6 +68,7 @@ func Main(args []string) int {
 // address cannot be bound, or the Lease is lost.
 func Run(ctx context.Context, opts *Options) error {
 	logger := klog.FromContext(ctx)
+	sampleAllocations(opts.Pprof)
 	cfg, err := restConfig(opts)
 	if err != nil {
 		return err
