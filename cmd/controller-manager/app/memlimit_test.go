@@ -37,8 +37,8 @@ func TestSoftMemoryLimit(t *testing.T) {
 
 func TestGCBudgetFlag(t *testing.T) {
 	t.Parallel()
-	if o := NewOptions(); o.GCBudget != "32Mi" || o.Validate() != nil {
-		t.Errorf("default --gc-budget %q (valid: %v), want 32Mi", o.GCBudget, o.Validate())
+	if o := NewOptions(); o.GCBudget != "8Mi" || o.Validate() != nil {
+		t.Errorf("default --gc-budget %q (valid: %v), want 8Mi", o.GCBudget, o.Validate())
 	}
 	for _, ok := range []string{"0", "64Mi", "16777216"} {
 		o := NewOptions()

@@ -128,7 +128,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MemoryLimit, "memory-limit", os.Getenv("MEMORY_LIMIT"),
 		"The container's memory limit (e.g. 512Mi; the chart passes limits.memory); the Go runtime is asked to stay under 90% of it, unless GOMEMLIMIT is set. Default: $MEMORY_LIMIT, else none.")
 	fs.StringVar(&o.GCBudget, "gc-budget", o.GCBudget,
-		"Garbage the Go heap may hold above its live part before a collection (e.g. 32Mi), instead of GOGC's as much again as is live: a large cache is then not doubled. 0 leaves the runtime's default.")
+		"Garbage the Go heap may hold above its live part before a collection (e.g. 16Mi), instead of GOGC's as much again as is live: a large cache is then not doubled. 0 leaves the runtime's default.")
 	fs.DurationVar(&o.ShutdownGraceTime, "shutdown-grace-period", o.ShutdownGraceTime, "How long to wait for workers and the HTTP servers on SIGTERM.")
 }
 
