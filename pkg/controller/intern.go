@@ -98,21 +98,21 @@ func (in *mapInterner[K, V]) intern(m map[K]V) map[K]V {
 	if len(m) == 0 {
 		return m
 	}
-	keys := make([]K, 0, len(m))
-	texts := make(map[K]string, len(m))
+	type entry struct{ key, text string }
+	entries := make([]entry, 0, len(m))
 	size := 0
 	for k, v := range m {
-		keys = append(keys, k)
-		texts[k] = in.text(v)
-		size += len(k) + len(texts[k]) + 2
+		e := entry{string(k), in.text(v)}
+		entries = append(entries, e)
+		size += len(e.key) + len(e.text) + 2
 	}
-	slices.Sort(keys)
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
 	var b strings.Builder
 	b.Grow(size)
-	for _, k := range keys {
-		b.WriteString(string(k))
+	for _, e := range entries {
+		b.WriteString(e.key)
 		b.WriteByte(0)
-		b.WriteString(texts[k])
+		b.WriteString(e.text)
 		b.WriteByte(0)
 	}
 	key := b.String()

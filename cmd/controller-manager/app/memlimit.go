@@ -76,9 +76,9 @@ func (o *Options) applyMemoryLimit(ctx context.Context, logger klog.Logger) {
 }
 
 // sampleAllocations turns the runtime's sampling of allocations off unless
-// --pprof serves the heap profile: nothing else reads the samples, and at
-// 1000 clusters their stacks and hash buckets held a few MB (and their
-// unwinding touched pages of the binary's function tables).
+// --pprof serves the heap profile: nothing else reads the samples, and
+// each one costs a stack unwinding and a record kept for the life of the
+// process.
 func sampleAllocations(pprof bool) {
 	if !pprof {
 		runtime.MemProfileRate = 0
