@@ -141,8 +141,10 @@ var cacheLabels = &mapInterner[string, string]{
 
 // cacheResources is the interner of the storage requests and capacities of
 // cached claims and claim templates: a few sizes repeated by every volume.
-// A quantity's text is the one it was decoded from, so a shared map
-// encodes as each object's own did.
+// A quantity's text is its canonical form (which the decoder keeps as
+// given only when the input was canonical), so equal texts are equal
+// quantities that encode alike, and a shared map encodes as each object's
+// own did.
 var cacheResources = &mapInterner[corev1.ResourceName, resource.Quantity]{
 	text:  func(q resource.Quantity) string { return q.String() },
 	share: func(q resource.Quantity) resource.Quantity { return q },
