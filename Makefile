@@ -31,6 +31,7 @@ test: test-unit test-integration
 ## test-unit: tests that need no cluster (client-go fakes, seeded indexers, httptest)
 test-unit:
 	$(GO) test -count=1 $(UNIT_PKGS)
+	$(GO) test -count=1 -tags bench ./tests/bench
 
 ## test-integration: starts a private local control plane, runs ./tests/... against it, stops it
 ## (tests/faults runs its representative subset there; `make faults` runs every scenario)

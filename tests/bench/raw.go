@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/yaml"
 )
@@ -75,32 +76,93 @@ func renderObjects(ctx context.Context, operatorBin, shapeFile string) ([]*unstr
 	return objs, nil
 }
 
-// runRaw creates objs in every namespace with an unthrottled client and
-// waits until all workloads are Ready.
-func runRaw(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, namespaces []string) (RawResult, error) {
+// rawEnv is what a replay needs: an unthrottled dynamic client and caches
+// of the workloads it waits on, in the replay's namespaces.
+type rawEnv struct {
+	dyn   dynamic.Interface
+	sets  cache.SharedIndexInformer
+	deps  cache.SharedIndexInformer
+	want  map[string]bool
+	start func()
+	stop  chan struct{}
+}
+
+// newRawEnv builds the replay's client and caches; start them with
+// env.start once their handlers are added, and close env.stop when done.
+func newRawEnv(cfg *rest.Config, namespaces []string) (*rawEnv, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return RawResult{}, err
+		return nil, err
 	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return RawResult{}, err
+		return nil, err
 	}
-	want := map[string]bool{}
+	env := &rawEnv{dyn: dyn, want: map[string]bool{}, stop: make(chan struct{})}
 	for _, ns := range namespaces {
-		want[ns] = true
+		env.want[ns] = true
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managedBy }))
-	sets := factory.Apps().V1().StatefulSets().Informer()
-	deps := factory.Apps().V1().Deployments().Informer()
-	stop := make(chan struct{})
-	defer close(stop)
-	factory.Start(stop)
-	factory.WaitForCacheSync(stop)
+	env.sets = factory.Apps().V1().StatefulSets().Informer()
+	env.deps = factory.Apps().V1().Deployments().Informer()
+	env.start = func() {
+		factory.Start(env.stop)
+		factory.WaitForCacheSync(env.stop)
+	}
+	return env, nil
+}
 
+// create creates a copy of o in ns.
+func (env *rawEnv) create(ctx context.Context, ns string, o *unstructured.Unstructured) error {
+	o = o.DeepCopy()
+	o.SetNamespace(ns)
+	if _, err := env.dyn.Resource(gvrOf[o.GetKind()]).Namespace(ns).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create %s %s/%s: %w", o.GetKind(), ns, o.GetName(), err)
+	}
+	return nil
+}
+
+// waitReady waits until every StatefulSet and Deployment of objs has all
+// its replicas Ready in every namespace of the replay.
+func (env *rawEnv) waitReady(ctx context.Context, objs []*unstructured.Unstructured) error {
+	perNS := 0
+	for _, o := range objs {
+		if o.GetKind() == "StatefulSet" || o.GetKind() == "Deployment" {
+			perNS++
+		}
+	}
+	return poll(ctx, 100*time.Millisecond, 15*time.Minute, "raw workloads Ready", func(context.Context) (bool, error) {
+		ready := 0
+		for _, o := range env.sets.GetStore().List() {
+			s := o.(*appsv1.StatefulSet)
+			if env.want[s.Namespace] && s.Spec.Replicas != nil && s.Status.ReadyReplicas == *s.Spec.Replicas &&
+				s.Status.ObservedGeneration >= s.Generation {
+				ready++
+			}
+		}
+		for _, o := range env.deps.GetStore().List() {
+			d := o.(*appsv1.Deployment)
+			if env.want[d.Namespace] && d.Spec.Replicas != nil && d.Status.AvailableReplicas == *d.Spec.Replicas &&
+				d.Status.ObservedGeneration >= d.Generation {
+				ready++
+			}
+		}
+		return ready == perNS*len(env.want), nil
+	})
+}
+
+// runRaw creates objs in every namespace with an unthrottled client, 128 in
+// flight, all at once, and waits until all workloads are Ready.
+func runRaw(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, namespaces []string) (RawResult, error) {
+	env, err := newRawEnv(cfg, namespaces)
+	if err != nil {
+		return RawResult{}, err
+	}
+	defer close(env.stop)
+	env.start()
 	type job struct {
 		ns  string
 		obj *unstructured.Unstructured
@@ -113,43 +175,13 @@ func runRaw(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstruct
 	}
 	start := time.Now()
 	err = forEach(ctx, len(jobs), 128, func(ctx context.Context, i int) error {
-		j := jobs[i]
-		o := j.obj.DeepCopy()
-		o.SetNamespace(j.ns)
-		_, err := dyn.Resource(gvrOf[o.GetKind()]).Namespace(j.ns).Create(ctx, o, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("create %s %s/%s: %w", o.GetKind(), j.ns, o.GetName(), err)
-		}
-		return nil
+		return env.create(ctx, jobs[i].ns, jobs[i].obj)
 	})
 	if err != nil {
 		return RawResult{}, err
 	}
 	res := RawResult{Objects: len(jobs), CreateSeconds: seconds(time.Since(start))}
-	perNS := 0
-	for _, o := range objs {
-		if o.GetKind() == "StatefulSet" || o.GetKind() == "Deployment" {
-			perNS++
-		}
-	}
-	err = poll(ctx, 100*time.Millisecond, 15*time.Minute, "raw workloads Ready", func(context.Context) (bool, error) {
-		ready := 0
-		for _, o := range sets.GetStore().List() {
-			s := o.(*appsv1.StatefulSet)
-			if want[s.Namespace] && s.Spec.Replicas != nil && s.Status.ReadyReplicas == *s.Spec.Replicas &&
-				s.Status.ObservedGeneration >= s.Generation {
-				ready++
-			}
-		}
-		for _, o := range deps.GetStore().List() {
-			d := o.(*appsv1.Deployment)
-			if want[d.Namespace] && d.Spec.Replicas != nil && d.Status.AvailableReplicas == *d.Spec.Replicas &&
-				d.Status.ObservedGeneration >= d.Generation {
-				ready++
-			}
-		}
-		return ready == perNS*len(namespaces), nil
-	})
+	err = env.waitReady(ctx, objs)
 	res.ReadySeconds = seconds(time.Since(start))
 	return res, err
 }

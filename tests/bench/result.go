@@ -42,11 +42,16 @@ type Round struct {
 	Raw                    *RawResult  `json:"raw,omitempty"`
 	// RatioToRaw is the operator's total convergence time ÷ the raw
 	// client's create-to-Ready time.
-	RatioToRaw float64   `json:"ratioToRaw"`
-	Requests   Requests  `json:"requests"`
-	Steady     Steady    `json:"steady"`
-	Reaction   Durations `json:"reaction"`
-	Cost       Cost      `json:"cost"`
+	RatioToRaw float64 `json:"ratioToRaw"`
+	// RawGated is the same replay in the TiDB Operator's order (PD, then
+	// the stores, then TiDB and TiCDC, each gate one Ready pod), and
+	// RatioToGated the operator's time ÷ its create-to-Ready time.
+	RawGated     *RawResult `json:"rawGated,omitempty"`
+	RatioToGated float64    `json:"ratioToGated"`
+	Requests     Requests   `json:"requests"`
+	Steady       Steady     `json:"steady"`
+	Reaction     Durations  `json:"reaction"`
+	Cost         Cost       `json:"cost"`
 
 	machineCores int
 }

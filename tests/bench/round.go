@@ -27,6 +27,7 @@ import (
 const (
 	benchPrefix = "bench"
 	rawPrefix   = "raw"
+	gatedPrefix = "rawg"
 	clusterName = "db"
 )
 

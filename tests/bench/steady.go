@@ -9,8 +9,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 )
 
 // steady waits until the operator stops writing (leader counts keep
@@ -163,28 +165,43 @@ func (r *round) cost(ctx context.Context) error {
 	return err
 }
 
-// raw runs the baseline with the operator stopped, in namespaces of its own.
+// raw runs the baselines with the operator stopped, each in namespaces of
+// its own: all objects at once, then in the TiDB Operator's order.
 func (r *round) raw(ctx context.Context) error {
 	if !r.cfg.Raw {
 		return nil
 	}
+	res, err := r.replay(ctx, rawPrefix, runRaw)
+	r.res.Raw = &res
+	r.res.RatioToRaw = ratio(r.res.Convergence.TotalS, res.ReadySeconds)
+	if err != nil {
+		return err
+	}
+	gated, err := r.replay(ctx, gatedPrefix, runRawGated)
+	r.res.RawGated = &gated
+	r.res.RatioToGated = ratio(r.res.Convergence.TotalS, gated.ReadySeconds)
+	return err
+}
+
+// replay runs one baseline in N new namespaces named with prefix and
+// measures the machine's load meanwhile.
+func (r *round) replay(ctx context.Context, prefix string,
+	run func(context.Context, *rest.Config, []*unstructured.Unstructured, []string) (RawResult, error)) (RawResult, error) {
 	var namespaces []string
 	for i := range r.n {
-		namespaces = append(namespaces, namespaceName(rawPrefix, i))
+		namespaces = append(namespaces, namespaceName(prefix, i))
 	}
 	if err := createNamespaces(ctx, r.kube, namespaces); err != nil {
-		return err
+		return RawResult{}, err
 	}
 	pids := r.pids() // the operator has stopped
 	mark0, err := markCPU(pids)
 	if err != nil {
-		return err
+		return RawResult{}, err
 	}
-	res, err := runRaw(ctx, r.restCfg, r.objs, namespaces)
+	res, err := run(ctx, r.restCfg, r.objs, namespaces)
 	if mark1, mErr := markCPU(pids); mErr == nil {
 		res.Load = loadBetween(mark0, mark1, r.res.machineCores)
 	}
-	r.res.Raw = &res
-	r.res.RatioToRaw = ratio(r.res.Convergence.TotalS, res.ReadySeconds)
-	return err
+	return res, err
 }

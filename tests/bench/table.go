@@ -109,6 +109,13 @@ func renderTable(rep *Report) string {
 		return f1(r.Raw.CreateSeconds) + " / " + f1(r.Raw.ReadySeconds)
 	})
 	row("operator ÷ raw", "", func(r *Round) string { return f2(r.RatioToRaw) })
+	row("raw API in v1's order: created / all Ready (s)", "", func(r *Round) string {
+		if r.RawGated == nil {
+			return "-"
+		}
+		return f1(r.RawGated.CreateSeconds) + " / " + f1(r.RawGated.ReadySeconds)
+	})
+	row("operator ÷ raw in v1's order", "", func(r *Round) string { return f2(r.RatioToGated) })
 	row("others' CPU meanwhile (cores)", "", func(r *Round) string {
 		raw := "-"
 		if r.Raw != nil {
