@@ -285,6 +285,7 @@ func TestPVReclaimPolicy(t *testing.T) {
 		t.Fatalf("PV %+v %v", got.Spec.PersistentVolumeReclaimPolicy, got.Labels)
 	}
 	f.update(core.PersistentVolumes().Informer().GetIndexer().Update(got))
+	f.refresh() // the caches show what the first sync created
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+
+	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
 // AnnAppliedHash records the hash of the fields the operator last applied.
@@ -101,9 +103,20 @@ func metaOf(o metav1.Object) ownedMeta {
 // recorded hash differs (or values drifted), and otherwise writes nothing.
 // It returns the live (or written) object. It refuses to take over an object
 // controlled by something other than owner.
-func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner, desired T, o ops[T]) (T, error) {
+//
+// An object it created that the cache does not show yet is not created again
+// for cacheLagLimit: apply returns a flow.RequeueError instead, and the
+// cache's add event brings the next sync.
+func apply[T object](ctx context.Context, a *Applier, owner Owner, desired T, o ops[T]) (T, error) {
 	var zero T
+	rec := a.recorder
+	key := createdKey(o.kind, desired.GetNamespace(), desired.GetName())
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
+	if err == nil {
+		a.recent.seen(key)
+	} else if ago, ok := a.recent.pending(key); ok && apierrors.IsNotFound(err) {
+		return zero, flow.Requeue("created %s %s %v ago; waiting for the cache to show it", o.kind, desired.GetName(), ago.Round(time.Millisecond))
+	}
 	fetched := false // live was read from the API, whole
 	if err == nil && o.adopt != nil {
 		whole := func() (T, error) { return o.fetch(ctx, desired.GetNamespace(), desired.GetName()) }
@@ -124,6 +137,7 @@ func apply[T object](ctx context.Context, rec record.EventRecorder, owner Owner,
 			if createErr != nil {
 				return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), createErr)
 			}
+			a.recent.created(key)
 			return created, nil
 		}
 		// It exists, but the cache, which holds only objects labelled

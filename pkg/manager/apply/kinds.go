@@ -32,6 +32,8 @@ type Applier struct {
 	roleBindingLister    rbaclisters.RoleBindingLister
 	// clusters writes TidbCluster metadata (tidbcluster.go); nil until WithClusters.
 	clusters versioned.Interface
+	// recent are this Applier's creates its caches have not shown yet.
+	recent recentCreates
 }
 
 // Caches are the listers an Applier reads live objects from; a nil lister
@@ -66,7 +68,7 @@ func NewApplier(kube kubernetes.Interface, recorder record.EventRecorder, caches
 // NodePorts the API server allocated for ports that do not ask for one.
 func (a *Applier) Service(ctx context.Context, owner Owner, desired *corev1.Service) (*corev1.Service, error) {
 	c := a.kube.CoreV1().Services(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*corev1.Service]{
+	return apply(ctx, a, owner, desired, ops[*corev1.Service]{
 		kind:     "Service",
 		metaOnly: true,
 		get:      func(ns, name string) (*corev1.Service, error) { return a.serviceLister.Services(ns).Get(name) },
@@ -120,7 +122,7 @@ func mergeService(live, desired *corev1.Service) *corev1.Service {
 // ConfigMap creates or updates desired; its data is wholly owned.
 func (a *Applier) ConfigMap(ctx context.Context, owner Owner, desired *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 	c := a.kube.CoreV1().ConfigMaps(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ConfigMap]{
+	return apply(ctx, a, owner, desired, ops[*corev1.ConfigMap]{
 		kind: "ConfigMap",
 		get:  func(ns, name string) (*corev1.ConfigMap, error) { return a.configMapLister.ConfigMaps(ns).Get(name) },
 		create: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
@@ -159,7 +161,7 @@ func ConfigMapHash(desired *corev1.ConfigMap) (string, error) {
 // Replicas and partition changed by someone else are put back.
 func (a *Applier) StatefulSet(ctx context.Context, owner Owner, desired *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 	c := a.kube.AppsV1().StatefulSets(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.StatefulSet]{
+	return apply(ctx, a, owner, desired, ops[*appsv1.StatefulSet]{
 		kind: "StatefulSet",
 		get: func(ns, name string) (*appsv1.StatefulSet, error) {
 			return a.statefulSetLister.StatefulSets(ns).Get(name)
@@ -210,7 +212,7 @@ func partition(s *appsv1.StatefulSet) *int32 {
 // template of another operator that means the same is kept (adoptTemplate).
 func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
 	c := a.kube.AppsV1().Deployments(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*appsv1.Deployment]{
+	return apply(ctx, a, owner, desired, ops[*appsv1.Deployment]{
 		kind: "Deployment",
 		get:  func(ns, name string) (*appsv1.Deployment, error) { return a.deploymentLister.Deployments(ns).Get(name) },
 		create: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
@@ -251,7 +253,7 @@ func (a *Applier) Deployment(ctx context.Context, owner Owner, desired *appsv1.D
 // ServiceAccount creates desired when missing; labels are kept up to date.
 func (a *Applier) ServiceAccount(ctx context.Context, owner Owner, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, error) {
 	c := a.kube.CoreV1().ServiceAccounts(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*corev1.ServiceAccount]{
+	return apply(ctx, a, owner, desired, ops[*corev1.ServiceAccount]{
 		kind:     "ServiceAccount",
 		metaOnly: true,
 		get: func(ns, name string) (*corev1.ServiceAccount, error) {
@@ -274,7 +276,7 @@ func (a *Applier) ServiceAccount(ctx context.Context, owner Owner, desired *core
 // Role creates or updates desired's rules.
 func (a *Applier) Role(ctx context.Context, owner Owner, desired *rbacv1.Role) (*rbacv1.Role, error) {
 	c := a.kube.RbacV1().Roles(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.Role]{
+	return apply(ctx, a, owner, desired, ops[*rbacv1.Role]{
 		kind:     "Role",
 		metaOnly: true,
 		get:      func(ns, name string) (*rbacv1.Role, error) { return a.roleLister.Roles(ns).Get(name) },
@@ -300,7 +302,7 @@ func (a *Applier) Role(ctx context.Context, owner Owner, desired *rbacv1.Role) (
 // RoleBinding creates or updates desired's subjects (its roleRef is immutable).
 func (a *Applier) RoleBinding(ctx context.Context, owner Owner, desired *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 	c := a.kube.RbacV1().RoleBindings(desired.Namespace)
-	return apply(ctx, a.recorder, owner, desired, ops[*rbacv1.RoleBinding]{
+	return apply(ctx, a, owner, desired, ops[*rbacv1.RoleBinding]{
 		kind:     "RoleBinding",
 		metaOnly: true,
 		get: func(ns, name string) (*rbacv1.RoleBinding, error) {

@@ -80,7 +80,7 @@ func TestOwnedLabelsEditedByHandArePutBack(t *testing.T) {
 // puts the label back instead of failing every sync.
 func TestObjectDroppedFromTheCacheIsPutBack(t *testing.T) {
 	t.Parallel()
-	a, kube, _ := newFakeApplier()
+	a, kube, informers := newFakeApplier()
 	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
 	desired := func() *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns",
@@ -90,12 +90,23 @@ func TestObjectDroppedFromTheCacheIsPutBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cache shows it (a sync reads it there), then loses it to the
+	// relabelling.
+	indexer := informers.Core().V1().ConfigMaps().Informer().GetIndexer()
+	if err := indexer.Add(created); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ConfigMap(context.Background(), owner, desired()); err != nil {
+		t.Fatal(err)
+	}
 	relabelled := created.DeepCopy()
 	relabelled.Labels["app.kubernetes.io/managed-by"] = "someone-else"
 	if _, err := kube.CoreV1().ConfigMaps("ns").Update(context.Background(), relabelled, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The cache never held it (as after the relabelling dropped it).
+	if err := indexer.Delete(created); err != nil {
+		t.Fatal(err)
+	}
 	got, err := a.ConfigMap(context.Background(), owner, desired())
 	if err != nil {
 		t.Fatalf("apply of an object missing from the cache: %v", err)

@@ -41,6 +41,7 @@ func (a *Applier) DeletePVC(ctx context.Context, owner Owner, name string, pre *
 func (a *Applier) DeleteStatefulSet(ctx context.Context, owner Owner, name, reason string) error {
 	foreground := metav1.DeletePropagationForeground
 	err := a.kube.AppsV1().StatefulSets(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground})
+	a.recent.seen(createdKey("StatefulSet", owner.GetNamespace(), name)) // the next create is not a repeat
 	return a.recordDelete(ctx, owner, "StatefulSet", name, reason, err)
 }
 

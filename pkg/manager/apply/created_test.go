@@ -1,0 +1,102 @@
+package apply
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/flow"
+)
+
+// TestACreateTheCacheHasNotShownIsNotRepeated: a sync right after the one
+// that created a StatefulSet, its cache still behind, waits instead of
+// creating it again (a 409 and a read); once the cache shows it the
+// Applier forgets the create; after the operator deletes it, or after
+// cacheLagLimit without the cache showing it, it is created again.
+func TestACreateTheCacheHasNotShownIsNotRepeated(t *testing.T) {
+	t.Parallel()
+	a, kube, informers := newFakeApplier()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	a.recent.now = func() time.Time { return now }
+	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
+	desired := func() *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns"}}
+	}
+	ctx := context.Background()
+	creates := func() int {
+		n := 0
+		for _, act := range kube.Actions() {
+			if act.GetVerb() == "create" && act.GetResource().Resource == "statefulsets" {
+				n++
+			}
+		}
+		return n
+	}
+	created, err := a.StatefulSet(ctx, owner, desired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(50 * time.Millisecond)
+	_, err = a.StatefulSet(ctx, owner, desired())
+	if _, waiting := flow.AsRequeue(err); !waiting || creates() != 1 {
+		t.Fatalf("apply while the cache lags: err %v, %d creates; want a wait and 1 create", err, creates())
+	}
+
+	indexer := informers.Apps().V1().StatefulSets().Informer().GetIndexer()
+	if err := indexer.Add(created); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.StatefulSet(ctx, owner, desired()); err != nil {
+		t.Fatalf("apply once the cache shows it: %v", err)
+	}
+	if len(a.recent.at) != 0 {
+		t.Errorf("creates remembered after the cache showed them: %v", a.recent.at)
+	}
+
+	// Deleted by the operator: the next create is not a repeat.
+	if err := a.DeleteStatefulSet(ctx, owner, "basic-tikv", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := indexer.Delete(created); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.StatefulSet(ctx, owner, desired()); err != nil || creates() != 2 {
+		t.Fatalf("create after a delete: err %v, %d creates; want 2", err, creates())
+	}
+
+	// Never shown (someone deleted it before the watch did): created again
+	// after cacheLagLimit.
+	if err := kube.AppsV1().StatefulSets("ns").Delete(ctx, "basic-tikv", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(cacheLagLimit - time.Millisecond)
+	if _, err := a.StatefulSet(ctx, owner, desired()); creates() != 2 {
+		t.Fatalf("apply within the limit: err %v, %d creates; want still 2", err, creates())
+	}
+	now = now.Add(time.Millisecond)
+	if _, err := a.StatefulSet(ctx, owner, desired()); err != nil || creates() != 3 {
+		t.Fatalf("apply after the limit: err %v, %d creates; want 3", err, creates())
+	}
+}
+
+// TestRememberedCreatesAreSweptAfterTheLimit: creates of objects never
+// applied again do not stay in memory.
+func TestRememberedCreatesAreSweptAfterTheLimit(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	r := &recentCreates{now: func() time.Time { return now }}
+	r.created("StatefulSet/a/x")
+	r.created("StatefulSet/b/x")
+	now = now.Add(cacheLagLimit)
+	r.created("StatefulSet/c/x")
+	if len(r.at) != 1 {
+		t.Fatalf("remembered %v, want only the newest", r.at)
+	}
+	if _, ok := r.pending("StatefulSet/c/x"); !ok {
+		t.Error("the newest create is not pending")
+	}
+}
