@@ -16,13 +16,14 @@ import (
 // NewApplier returns the write layer over deps' clients, recorder and caches.
 func NewApplier(deps *Dependencies) *apply.Applier {
 	return apply.NewApplier(deps.KubeClient, deps.Recorder, apply.Caches{
-		Services:        deps.ServiceLister,
-		ConfigMaps:      deps.ConfigMapLister,
-		StatefulSets:    deps.StatefulSetLister,
-		Deployments:     deps.DeploymentLister,
-		ServiceAccounts: deps.ServiceAccountLister,
-		Roles:           deps.RoleLister,
-		RoleBindings:    deps.RoleBindingLister,
+		Services:          deps.ServiceLister,
+		ConfigMaps:        deps.ConfigMapLister,
+		StatefulSets:      deps.StatefulSetLister,
+		Deployments:       deps.DeploymentLister,
+		ServiceAccounts:   deps.ServiceAccountLister,
+		Roles:             deps.RoleLister,
+		RoleBindings:      deps.RoleBindingLister,
+		PersistentVolumes: deps.PVLister,
 	}).WithClusters(deps.Clientset)
 }
 

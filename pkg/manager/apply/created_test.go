@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -98,5 +99,58 @@ func TestRememberedCreatesAreSweptAfterTheLimit(t *testing.T) {
 	}
 	if _, ok := r.pending("StatefulSet/c/x"); !ok {
 		t.Error("the newest create is not pending")
+	}
+}
+
+// TestAPVPatchTheCacheHasNotShownIsNotRepeated: the same PV patch is not
+// sent again while the PV cache shows the PV as it was when the patch was
+// sent; once the cache moves (the patch arrived, or someone changed the
+// PV), or after cacheLagLimit, it is.
+func TestAPVPatchTheCacheHasNotShownIsNotRepeated(t *testing.T) {
+	t.Parallel()
+	a, kube, informers := newFakeApplier()
+	a.pvLister = informers.Core().V1().PersistentVolumes().Lister()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	a.recent.now = func() time.Time { return now }
+	owner := &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "u1"}}
+	ctx := context.Background()
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1", ResourceVersion: "1"}}
+	if _, err := kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patches := func() int {
+		n := 0
+		for _, act := range kube.Actions() {
+			if act.GetVerb() == "patch" && act.GetResource().Resource == "persistentvolumes" {
+				n++
+			}
+		}
+		return n
+	}
+	retain := func() error {
+		return a.PatchPV(ctx, owner, "pv-1", corev1.PersistentVolumeReclaimRetain, map[string]string{"app.kubernetes.io/managed-by": "tidb-operator"}, nil)
+	}
+	for range 2 { // not in the label-filtered cache yet, both times
+		if err := retain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if patches() != 1 {
+		t.Fatalf("%d patches while the cache lagged, want 1", patches())
+	}
+	// The cache shows a version: the patch's, or someone's after it.
+	indexer := informers.Core().V1().PersistentVolumes().Informer().GetIndexer()
+	if err := indexer.Add(pv); err != nil {
+		t.Fatal(err)
+	}
+	if err := retain(); err != nil || patches() != 2 {
+		t.Fatalf("patch once the cache moved: err %v, %d patches; want 2", err, patches())
+	}
+	if err := retain(); err != nil || patches() != 2 {
+		t.Fatalf("the same patch again at the same cached version: err %v, %d patches; want still 2", err, patches())
+	}
+	now = now.Add(cacheLagLimit)
+	if err := retain(); err != nil || patches() != 3 {
+		t.Fatalf("after the limit: err %v, %d patches; want 3", err, patches())
 	}
 }

@@ -30,6 +30,7 @@ type Applier struct {
 	serviceAccountLister corelisters.ServiceAccountLister
 	roleLister           rbaclisters.RoleLister
 	roleBindingLister    rbaclisters.RoleBindingLister
+	pvLister             corelisters.PersistentVolumeLister
 	// clusters writes TidbCluster metadata (tidbcluster.go); nil until WithClusters.
 	clusters versioned.Interface
 	// recent are this Applier's creates its caches have not shown yet.
@@ -46,6 +47,9 @@ type Caches struct {
 	ServiceAccounts corelisters.ServiceAccountLister
 	Roles           rbaclisters.RoleLister
 	RoleBindings    rbaclisters.RoleBindingLister
+	// PersistentVolumes, when set, lets PatchPV see that its cache has not
+	// caught up with a patch it sent (the same patch is not sent again).
+	PersistentVolumes corelisters.PersistentVolumeLister
 }
 
 // NewApplier returns the Applier that writes with kube, records events
@@ -61,6 +65,7 @@ func NewApplier(kube kubernetes.Interface, recorder record.EventRecorder, caches
 		serviceAccountLister: caches.ServiceAccounts,
 		roleLister:           caches.Roles,
 		roleBindingLister:    caches.RoleBindings,
+		pvLister:             caches.PersistentVolumes,
 	}
 }
 

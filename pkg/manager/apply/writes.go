@@ -91,7 +91,9 @@ func (a *Applier) ResizePVC(ctx context.Context, owner Owner, name string, size 
 
 // PatchPV sets the PV name's reclaim policy (when policy is not "") and
 // merges labels and annotations into its metadata, in one write. A failure
-// records a FailedPatch event.
+// records a FailedPatch event. With a PV cache, a patch it sent less than
+// cacheLagLimit ago while the cache still shows the PV as it was then is
+// not sent again: under load the next sync comes before the watch.
 func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 	policy corev1.PersistentVolumeReclaimPolicy, labels, annotations map[string]string) error {
 	body := map[string]any{}
@@ -102,8 +104,29 @@ func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 		body["spec"] = map[string]any{"persistentVolumeReclaimPolicy": policy}
 	}
 	patch, _ := json.Marshal(body)
+	key, seen := a.pvPatchKey(name, patch)
+	if _, ok := a.recent.pending(key); ok && seen {
+		return nil // sent and answered; the cache still shows the PV as it was then
+	}
 	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err == nil && seen {
+		a.recent.created(key)
+	}
 	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
+}
+
+// pvPatchKey names patch of the PV name together with the version of the
+// PV the cache shows (none: "") — the same key again means the same patch
+// while the cache has not moved. seen is false without a PV cache.
+func (a *Applier) pvPatchKey(name string, patch []byte) (key string, seen bool) {
+	if a.pvLister == nil {
+		return "", false
+	}
+	rv := ""
+	if pv, err := a.pvLister.Get(name); err == nil {
+		rv = pv.ResourceVersion
+	}
+	return createdKey("PersistentVolume", rv, name) + "\x00" + string(patch), true
 }
 
 func metaPatch(labels, annotations map[string]string) []byte {

@@ -131,6 +131,7 @@ func TestPolicyRetainsPVsOnceAndSkipsDeferredPVCs(t *testing.T) {
 	// Someone sets the PV back to Delete: the next sync restores Retain.
 	pv = pv.DeepCopy()
 	pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+	pv.ResourceVersion = "2" // a new version: the cache moved since the operator's patch
 	f.must(t, f.deps.KubeInformerFactory.Core().V1().PersistentVolumes().Informer().GetIndexer().Update(pv))
 	f.must(t, f.policy.Sync(context.Background(), f.tc))
 	f.wantWrites(t, 1, "the policy was reverted (one PV patch)")
