@@ -110,7 +110,7 @@ func metaOf(o metav1.Object) ownedMeta {
 func apply[T object](ctx context.Context, a *Applier, owner Owner, desired T, o ops[T]) (T, error) {
 	var zero T
 	rec := a.recorder
-	key := createdKey(o.kind, desired.GetNamespace(), desired.GetName())
+	key := writeKey(o.kind, desired.GetNamespace(), desired.GetName())
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
 	if err == nil {
 		a.recent.seen(key)
@@ -137,7 +137,7 @@ func apply[T object](ctx context.Context, a *Applier, owner Owner, desired T, o 
 			if createErr != nil {
 				return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), createErr)
 			}
-			a.recent.created(key)
+			a.recent.wrote(key)
 			return created, nil
 		}
 		// It exists, but the cache, which holds only objects labelled

@@ -34,7 +34,7 @@ type Applier struct {
 	// clusters writes TidbCluster metadata (tidbcluster.go); nil until WithClusters.
 	clusters versioned.Interface
 	// recent are this Applier's creates its caches have not shown yet.
-	recent recentCreates
+	recent recentWrites
 }
 
 // Caches are the listers an Applier reads live objects from; a nil lister

@@ -222,7 +222,7 @@ func envRefersToEnv(env []corev1.EnvVar) bool {
 // Callers must have made sure no pod template mounts it.
 func (a *Applier) DeleteConfigMap(ctx context.Context, owner Owner, name string, pre *metav1.Preconditions, reason string) error {
 	err := a.kube.CoreV1().ConfigMaps(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})
-	a.recent.seen(createdKey("ConfigMap", owner.GetNamespace(), name))
+	a.recent.seen(writeKey("ConfigMap", owner.GetNamespace(), name))
 	return a.recordDelete(ctx, owner, "ConfigMap", name, reason, err)
 }
 

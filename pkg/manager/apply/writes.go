@@ -41,7 +41,7 @@ func (a *Applier) DeletePVC(ctx context.Context, owner Owner, name string, pre *
 func (a *Applier) DeleteStatefulSet(ctx context.Context, owner Owner, name, reason string) error {
 	foreground := metav1.DeletePropagationForeground
 	err := a.kube.AppsV1().StatefulSets(owner.GetNamespace()).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground})
-	a.recent.seen(createdKey("StatefulSet", owner.GetNamespace(), name)) // the next create is not a repeat
+	a.recent.seen(writeKey("StatefulSet", owner.GetNamespace(), name)) // the next create is not a repeat
 	return a.recordDelete(ctx, owner, "StatefulSet", name, reason, err)
 }
 
@@ -110,7 +110,7 @@ func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 	}
 	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err == nil && seen {
-		a.recent.created(key)
+		a.recent.wrote(key)
 	}
 	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
 }
@@ -126,7 +126,7 @@ func (a *Applier) pvPatchKey(name string, patch []byte) (key string, seen bool) 
 	if pv, err := a.pvLister.Get(name); err == nil {
 		rv = pv.ResourceVersion
 	}
-	return createdKey("PersistentVolume", rv, name) + "\x00" + string(patch), true
+	return writeKey("PersistentVolume", rv, name) + "\x00" + string(patch), true
 }
 
 func metaPatch(labels, annotations map[string]string) []byte {

@@ -2,11 +2,16 @@ package reclaim
 
 import (
 	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
@@ -16,6 +21,7 @@ import (
 // are read from the cache.
 type PolicyManager struct {
 	pvcs  corelisters.PersistentVolumeClaimLister
+	pods  corelisters.PodLister
 	pvs   *volumes
 	clock clock.PassiveClock
 }
@@ -27,7 +33,7 @@ func NewPolicy(env *component.Env) *PolicyManager {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &PolicyManager{pvcs: env.PVCs, pvs: newVolumes(env), clock: clk}
+	return &PolicyManager{pvcs: env.PVCs, pods: env.Pods, pvs: newVolumes(env), clock: clk}
 }
 
 // NewCleaner returns the PVC cleaner of a cluster sync (run last).
@@ -57,11 +63,32 @@ func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 	}
 	now := m.clock.Now()
 	for _, pvc := range pvcs {
-		if deferred(pvc) || component.AwaitsMetaLabels(pvc, now) {
+		if deferred(pvc) || component.AwaitsMetaLabels(pvc, func() *corev1.Pod { return m.podOf(pvc) }, now) {
 			continue
 		}
 		if err := m.pvs.ensure(ctx, tc, pvc, component.DesiredPV(tc, pvc, nil, "")); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// podOf returns the cached pod whose volume pvc is: a StatefulSet's claim
+// is named <template>-<pod>, and the pod carries the claim's component and
+// instance labels. It returns nil when there is none (or no pod cache).
+func (m *PolicyManager) podOf(pvc *corev1.PersistentVolumeClaim) *corev1.Pod {
+	if m.pods == nil {
+		return nil
+	}
+	sel := labels.SelectorFromSet(labels.Set{label.InstanceLabelKey: pvc.Labels[label.InstanceLabelKey],
+		label.ComponentLabelKey: pvc.Labels[label.ComponentLabelKey]})
+	pods, err := m.pods.Pods(pvc.Namespace).List(sel)
+	if err != nil {
+		return nil
+	}
+	for _, p := range pods {
+		if strings.HasSuffix(pvc.Name, "-"+p.Name) {
+			return p
 		}
 	}
 	return nil

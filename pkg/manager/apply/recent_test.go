@@ -84,16 +84,16 @@ func TestACreateTheCacheHasNotShownIsNotRepeated(t *testing.T) {
 	}
 }
 
-// TestRememberedCreatesAreSweptAfterTheLimit: creates of objects never
+// TestRememberedWritesAreSweptAfterTheLimit: writes of objects never
 // applied again do not stay in memory.
-func TestRememberedCreatesAreSweptAfterTheLimit(t *testing.T) {
+func TestRememberedWritesAreSweptAfterTheLimit(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	r := &recentCreates{now: func() time.Time { return now }}
-	r.created("StatefulSet/a/x")
-	r.created("StatefulSet/b/x")
+	r := &recentWrites{now: func() time.Time { return now }}
+	r.wrote("StatefulSet/a/x")
+	r.wrote("StatefulSet/b/x")
 	now = now.Add(cacheLagLimit)
-	r.created("StatefulSet/c/x")
+	r.wrote("StatefulSet/c/x")
 	if len(r.at) != 1 {
 		t.Fatalf("remembered %v, want only the newest", r.at)
 	}
