@@ -65,6 +65,16 @@ func (r *recentWrites) pending(key string) (ago time.Duration, ok bool) {
 	return ago, true
 }
 
+// allPending reports whether keys is not empty and every key is pending.
+func (r *recentWrites) allPending(keys []string) bool {
+	for _, k := range keys {
+		if _, ok := r.pending(k); !ok {
+			return false
+		}
+	}
+	return len(keys) > 0
+}
+
 // seen forgets key: the cache shows the object.
 func (r *recentWrites) seen(key string) {
 	r.mu.Lock()

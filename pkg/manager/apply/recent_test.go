@@ -102,9 +102,9 @@ func TestRememberedWritesAreSweptAfterTheLimit(t *testing.T) {
 	}
 }
 
-// TestAPVPatchTheCacheHasNotShownIsNotRepeated: the same PV patch is not
-// sent again while the PV cache shows the PV as it was when the patch was
-// sent; once the cache moves (the patch arrived, or someone changed the
+// TestAPVPatchTheCacheHasNotShownIsNotRepeated: a PV patch whose fields
+// were all sent is not sent again while the PV cache shows the PV as it was
+// when they were; once the cache moves (the patch arrived, or someone changed the
 // PV), or after cacheLagLimit, it is.
 func TestAPVPatchTheCacheHasNotShownIsNotRepeated(t *testing.T) {
 	t.Parallel()
@@ -138,19 +138,28 @@ func TestAPVPatchTheCacheHasNotShownIsNotRepeated(t *testing.T) {
 	if patches() != 1 {
 		t.Fatalf("%d patches while the cache lagged, want 1", patches())
 	}
+	// A patch of fewer fields than the one sent (the reclaim step's, after
+	// the labeller's with the IDs) is not sent either; one with a new
+	// field is.
+	if err := a.PatchPV(ctx, owner, "pv-1", corev1.PersistentVolumeReclaimRetain, nil, nil); err != nil || patches() != 1 {
+		t.Fatalf("a patch of fields already sent: err %v, %d patches; want still 1", err, patches())
+	}
+	if err := a.PatchPV(ctx, owner, "pv-1", "", map[string]string{"tidb.pingcap.com/store-id": "4"}, nil); err != nil || patches() != 2 {
+		t.Fatalf("a patch with a new field: err %v, %d patches; want 2", err, patches())
+	}
 	// The cache shows a version: the patch's, or someone's after it.
 	indexer := informers.Core().V1().PersistentVolumes().Informer().GetIndexer()
 	if err := indexer.Add(pv); err != nil {
 		t.Fatal(err)
 	}
-	if err := retain(); err != nil || patches() != 2 {
-		t.Fatalf("patch once the cache moved: err %v, %d patches; want 2", err, patches())
+	if err := retain(); err != nil || patches() != 3 {
+		t.Fatalf("patch once the cache moved: err %v, %d patches; want 3", err, patches())
 	}
-	if err := retain(); err != nil || patches() != 2 {
-		t.Fatalf("the same patch again at the same cached version: err %v, %d patches; want still 2", err, patches())
+	if err := retain(); err != nil || patches() != 3 {
+		t.Fatalf("the same patch again at the same cached version: err %v, %d patches; want still 3", err, patches())
 	}
 	now = now.Add(cacheLagLimit)
-	if err := retain(); err != nil || patches() != 3 {
-		t.Fatalf("after the limit: err %v, %d patches; want 3", err, patches())
+	if err := retain(); err != nil || patches() != 4 {
+		t.Fatalf("after the limit: err %v, %d patches; want 4", err, patches())
 	}
 }

@@ -91,9 +91,11 @@ func (a *Applier) ResizePVC(ctx context.Context, owner Owner, name string, size 
 
 // PatchPV sets the PV name's reclaim policy (when policy is not "") and
 // merges labels and annotations into its metadata, in one write. A failure
-// records a FailedPatch event. With a PV cache, a patch it sent less than
-// cacheLagLimit ago while the cache still shows the PV as it was then is
-// not sent again: under load the next sync comes before the watch.
+// records a FailedPatch event. With a PV cache, a patch whose every field
+// was sent less than cacheLagLimit ago, while the cache still shows the PV
+// as it was then, is not sent again: under load the next sync comes before
+// the watch (the reclaim step's patch after the labeller's, which carried
+// the same policy and labels and the member's IDs).
 func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 	policy corev1.PersistentVolumeReclaimPolicy, labels, annotations map[string]string) error {
 	body := map[string]any{}
@@ -104,29 +106,43 @@ func (a *Applier) PatchPV(ctx context.Context, owner Owner, name string,
 		body["spec"] = map[string]any{"persistentVolumeReclaimPolicy": policy}
 	}
 	patch, _ := json.Marshal(body)
-	key, seen := a.pvPatchKey(name, patch)
-	if _, ok := a.recent.pending(key); ok && seen {
+	keys := a.pvPatchKeys(name, policy, labels, annotations)
+	if a.recent.allPending(keys) {
 		return nil // sent and answered; the cache still shows the PV as it was then
 	}
 	_, err := a.kube.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err == nil && seen {
-		a.recent.wrote(key)
+	if err == nil {
+		for _, k := range keys {
+			a.recent.wrote(k)
+		}
 	}
 	return a.recordPatch(ctx, owner, "PersistentVolume", name, err)
 }
 
-// pvPatchKey names patch of the PV name together with the version of the
-// PV the cache shows (none: "") — the same key again means the same patch
-// while the cache has not moved. seen is false without a PV cache.
-func (a *Applier) pvPatchKey(name string, patch []byte) (key string, seen bool) {
+// pvPatchKeys names each field a patch of the PV name sets, together with
+// the version of the PV the cache shows (none: ""): the same keys again
+// mean fields already sent while the cache has not moved. It returns nil
+// without a PV cache.
+func (a *Applier) pvPatchKeys(name string, policy corev1.PersistentVolumeReclaimPolicy, labels, annotations map[string]string) []string {
 	if a.pvLister == nil {
-		return "", false
+		return nil
 	}
 	rv := ""
 	if pv, err := a.pvLister.Get(name); err == nil {
 		rv = pv.ResourceVersion
 	}
-	return writeKey("PersistentVolume", rv, name) + "\x00" + string(patch), true
+	prefix := writeKey("PersistentVolume", rv, name) + "\x00"
+	keys := make([]string, 0, 1+len(labels)+len(annotations))
+	if policy != "" {
+		keys = append(keys, prefix+"policy="+string(policy))
+	}
+	for k, v := range labels {
+		keys = append(keys, prefix+"label:"+k+"="+v)
+	}
+	for k, v := range annotations {
+		keys = append(keys, prefix+"annotation:"+k+"="+v)
+	}
+	return keys
 }
 
 func metaPatch(labels, annotations map[string]string) []byte {

@@ -75,35 +75,14 @@ func (s PVState) Holds(pv *corev1.PersistentVolume) bool {
 
 // AwaitsMetaLabels reports whether the reclaim step should leave pvc's PV
 // to the meta labeller for now: a PD, TiKV or TiFlash PVC without the
-// cluster-id label yet, younger than MetaLabelWait, or whose member's pod
-// (podOf, called only then; nil: not known) turned Ready less than
-// MetaLabelWait ago. The labeller
-// labels a Ready member's pod, PVC and PV in the same sync, after this step:
-// writing the policy first would patch the PV twice within a second (it
-// did at 1000 clusters, whose pods were Ready more than MetaLabelWait after
-// their PVCs were made). A pod that is not Ready has its PV written at once.
-func AwaitsMetaLabels(pvc *corev1.PersistentVolumeClaim, podOf func() *corev1.Pod, now time.Time) bool {
+// cluster-id label yet, younger than MetaLabelWait.
+func AwaitsMetaLabels(pvc *corev1.PersistentVolumeClaim, now time.Time) bool {
 	switch pvc.Labels[label.ComponentLabelKey] {
 	case label.PDLabelVal, label.TiKVLabelVal, label.TiFlashLabelVal:
 	default:
 		return false
 	}
-	if pvc.Labels[label.ClusterIDLabelKey] != "" {
-		return false
-	}
-	if now.Sub(pvc.CreationTimestamp.Time) < MetaLabelWait {
-		return true
-	}
-	pod := podOf()
-	if pod == nil {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue && now.Sub(c.LastTransitionTime.Time) < MetaLabelWait
-		}
-	}
-	return false
+	return pvc.Labels[label.ClusterIDLabelKey] == "" && now.Sub(pvc.CreationTimestamp.Time) < MetaLabelWait
 }
 
 // HasAll reports whether have holds every key of want with its value (a

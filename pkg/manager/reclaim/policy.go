@@ -2,10 +2,11 @@ package reclaim
 
 import (
 	"context"
-	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
@@ -21,9 +22,9 @@ import (
 // are read from the cache.
 type PolicyManager struct {
 	pvcs  corelisters.PersistentVolumeClaimLister
-	pods  corelisters.PodLister
 	pvs   *volumes
 	clock clock.PassiveClock
+	left  leftOnce
 }
 
 // NewPolicy returns the reclaim-policy step of a cluster sync (run first)
@@ -33,7 +34,7 @@ func NewPolicy(env *component.Env) *PolicyManager {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &PolicyManager{pvcs: env.PVCs, pods: env.Pods, pvs: newVolumes(env), clock: clk}
+	return &PolicyManager{pvcs: env.PVCs, pvs: newVolumes(env), clock: clk}
 }
 
 // NewCleaner returns the PVC cleaner of a cluster sync (run last).
@@ -50,7 +51,8 @@ func (m *PolicyManager) Name() string { return "pv_reclaim_policy" }
 
 // Sync patches the PVs whose policy or labels differ, except those of new
 // PD, TiKV and TiFlash PVCs the meta labeller will patch once with their
-// member's IDs (component.AwaitsMetaLabels). It does nothing for a
+// member's IDs (component.AwaitsMetaLabels), and, once, those of older ones
+// still without the IDs (leftOnce). It does nothing for a
 // paused cluster or without a PV cache, and returns an error (the sync is
 // retried) when a patch fails.
 func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
@@ -63,33 +65,60 @@ func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 	}
 	now := m.clock.Now()
 	for _, pvc := range pvcs {
-		if deferred(pvc) || component.AwaitsMetaLabels(pvc, func() *corev1.Pod { return m.podOf(pvc) }, now) {
+		if deferred(pvc) || component.AwaitsMetaLabels(pvc, now) {
 			continue
 		}
-		if err := m.pvs.ensure(ctx, tc, pvc, component.DesiredPV(tc, pvc, nil, "")); err != nil {
+		want := component.DesiredPV(tc, pvc, nil, "")
+		if m.pvs.holds(pvc, want) || m.left.leaveOnce(pvc) {
+			continue
+		}
+		if err := m.pvs.ensure(ctx, tc, pvc, want); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// podOf returns the cached pod whose volume pvc is: a StatefulSet's claim
-// is named <template>-<pod>, and the pod carries the claim's component and
-// instance labels. It returns nil when there is none (or no pod cache).
-func (m *PolicyManager) podOf(pvc *corev1.PersistentVolumeClaim) *corev1.Pod {
-	if m.pods == nil {
-		return nil
+// leftOnce remembers the PVCs whose PV the policy step left once to the
+// meta labeller after component.MetaLabelWait. A PD, TiKV or TiFlash PVC
+// still without its member's IDs then is most often one whose cluster is
+// synced for the first time since its pod ran (a long queue, a slow image
+// pull): the labeller writes the PV, policy and IDs in one patch, later in
+// the same sync. Writing the policy first made two patches a second apart
+// for nearly every PV at 1000 clusters. If the labeller does not write it
+// (PD cannot name the member yet), the next sync does.
+type leftOnce struct {
+	mu   sync.Mutex
+	uids map[types.UID]time.Time
+}
+
+// leaveOnce reports whether the step should leave pvc's PV to the labeller
+// this time: a member's PVC without the cluster-id label, not left before.
+// Entries older than MetaLabelWait are forgotten, so the map holds only the
+// PVCs of recent syncs.
+func (l *leftOnce) leaveOnce(pvc *corev1.PersistentVolumeClaim) bool {
+	switch pvc.Labels[label.ComponentLabelKey] {
+	case label.PDLabelVal, label.TiKVLabelVal, label.TiFlashLabelVal:
+	default:
+		return false
 	}
-	sel := labels.SelectorFromSet(labels.Set{label.InstanceLabelKey: pvc.Labels[label.InstanceLabelKey],
-		label.ComponentLabelKey: pvc.Labels[label.ComponentLabelKey]})
-	pods, err := m.pods.Pods(pvc.Namespace).List(sel)
-	if err != nil {
-		return nil
+	if pvc.Labels[label.ClusterIDLabelKey] != "" {
+		return false
 	}
-	for _, p := range pods {
-		if strings.HasSuffix(pvc.Name, "-"+p.Name) {
-			return p
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for uid, at := range l.uids {
+		if now.Sub(at) >= component.MetaLabelWait {
+			delete(l.uids, uid)
 		}
 	}
-	return nil
+	if _, left := l.uids[pvc.UID]; left {
+		return false
+	}
+	if l.uids == nil {
+		l.uids = map[types.UID]time.Time{}
+	}
+	l.uids[pvc.UID] = now
+	return true
 }

@@ -39,17 +39,23 @@ type volumes struct {
 // nothing without a PV cache.
 func (v *volumes) ensure(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim,
 	want component.PVState) error {
-	if v.lister == nil {
-		return nil
-	}
-	pv, err := v.lister.Get(pvc.Spec.VolumeName)
-	if err == nil && want.Holds(pv) {
+	if v.holds(pvc, want) {
 		return nil
 	}
 	if err := v.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, want.Policy, want.Labels, want.Annotations); err != nil {
 		return fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", want.Policy, pvc.Spec.VolumeName, pvc.Name, err)
 	}
 	return nil
+}
+
+// holds reports whether the cache shows pvc's PV with everything of want,
+// or there is no PV cache (PVs are off limits).
+func (v *volumes) holds(pvc *corev1.PersistentVolumeClaim, want component.PVState) bool {
+	if v.lister == nil {
+		return true
+	}
+	pv, err := v.lister.Get(pvc.Spec.VolumeName)
+	return err == nil && want.Holds(pv)
 }
 
 // claims returns the cluster's PVCs that are bound to a PV and not being

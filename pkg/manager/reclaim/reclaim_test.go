@@ -108,6 +108,12 @@ func TestPolicyRetainsPVsOnceAndSkipsDeferredPVCs(t *testing.T) {
 	f.addPVC(t, "pd", 0, nil)
 	f.addPVC(t, "tikv", 3, map[string]string{label.AnnPVCDeferDeleting: "2026-01-01T00:00:00Z"})
 
+	// The first sync leaves the PD PV, without its member's IDs, to the
+	// meta labeller once; the second writes it.
+	f.must(t, f.policy.Sync(context.Background(), f.tc))
+	if got := f.pvPolicy(t, "pv-pd-basic-pd-0"); got != corev1.PersistentVolumeReclaimDelete {
+		t.Errorf("PD PV policy %s after the first sync, want it left to the labeller once", got)
+	}
 	f.must(t, f.policy.Sync(context.Background(), f.tc))
 	if got := f.pvPolicy(t, "pv-pd-basic-pd-0"); got != corev1.PersistentVolumeReclaimRetain {
 		t.Errorf("PD PV policy %s, want the default Retain", got)
