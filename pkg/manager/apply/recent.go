@@ -16,8 +16,10 @@ const cacheLagLimit = 10 * time.Second
 // (the write's own events bring it at once) may find the cache behind the
 // API by tens of milliseconds under load; without this it would create the
 // object again (a 409 AlreadyExists and a read) or patch the PV again. It
-// holds one key and one time per write in flight, and forgets them when the
-// cache shows the object or after cacheLagLimit.
+// holds a time per key: one key per create, forgotten when the cache shows
+// the object; one per field of a PV patch, named with the PV version the
+// cache showed (a cache that moved no longer matches them). Every key is
+// forgotten after cacheLagLimit.
 type recentWrites struct {
 	mu    sync.Mutex
 	at    map[string]time.Time

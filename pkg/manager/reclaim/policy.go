@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
 
@@ -69,7 +68,7 @@ func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 			continue
 		}
 		want := component.DesiredPV(tc, pvc, nil, "")
-		if m.pvs.holds(pvc, want) || m.left.leaveOnce(pvc) {
+		if m.pvs.holds(pvc, want) || m.left.leaveOnce(pvc, now) {
 			continue
 		}
 		if err := m.pvs.ensure(ctx, tc, pvc, want); err != nil {
@@ -96,7 +95,7 @@ type leftOnce struct {
 // this time: a member's PVC without the cluster-id label, not left before.
 // Entries older than MetaLabelWait are forgotten, so the map holds only the
 // PVCs of recent syncs.
-func (l *leftOnce) leaveOnce(pvc *corev1.PersistentVolumeClaim) bool {
+func (l *leftOnce) leaveOnce(pvc *corev1.PersistentVolumeClaim, now time.Time) bool {
 	switch pvc.Labels[label.ComponentLabelKey] {
 	case label.PDLabelVal, label.TiKVLabelVal, label.TiFlashLabelVal:
 	default:
@@ -107,7 +106,6 @@ func (l *leftOnce) leaveOnce(pvc *corev1.PersistentVolumeClaim) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := time.Now()
 	for uid, at := range l.uids {
 		if now.Sub(at) >= component.MetaLabelWait {
 			delete(l.uids, uid)
