@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
@@ -28,15 +29,7 @@ func TestACreateTheCacheHasNotShownIsNotRepeated(t *testing.T) {
 		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv", Namespace: "ns"}}
 	}
 	ctx := context.Background()
-	creates := func() int {
-		n := 0
-		for _, act := range kube.Actions() {
-			if act.GetVerb() == "create" && act.GetResource().Resource == "statefulsets" {
-				n++
-			}
-		}
-		return n
-	}
+	creates := func() int { return countActions(kube, "create", "statefulsets") }
 	created, err := a.StatefulSet(ctx, owner, desired())
 	if err != nil {
 		t.Fatal(err)
@@ -118,15 +111,7 @@ func TestAPVPatchTheCacheHasNotShownIsNotRepeated(t *testing.T) {
 	if _, err := kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	patches := func() int {
-		n := 0
-		for _, act := range kube.Actions() {
-			if act.GetVerb() == "patch" && act.GetResource().Resource == "persistentvolumes" {
-				n++
-			}
-		}
-		return n
-	}
+	patches := func() int { return countActions(kube, "patch", "persistentvolumes") }
 	retain := func() error {
 		return a.PatchPV(ctx, owner, "pv-1", corev1.PersistentVolumeReclaimRetain, map[string]string{"app.kubernetes.io/managed-by": "tidb-operator"}, nil)
 	}
@@ -162,4 +147,15 @@ func TestAPVPatchTheCacheHasNotShownIsNotRepeated(t *testing.T) {
 	if err := retain(); err != nil || patches() != 4 {
 		t.Fatalf("after the limit: err %v, %d patches; want 4", err, patches())
 	}
+}
+
+// countActions counts kube's requests of verb on resource.
+func countActions(kube *kubefake.Clientset, verb, resource string) int {
+	n := 0
+	for _, act := range kube.Actions() {
+		if act.GetVerb() == verb && act.GetResource().Resource == resource {
+			n++
+		}
+	}
+	return n
 }
