@@ -75,6 +75,7 @@ type gatedReplay struct {
 	err      error
 	cancel   context.CancelFunc
 	lastDone time.Time
+	stopped  bool // no stage starts any more (the replay is over)
 }
 
 // runRawGated replays objs as runRaw does, but in the TiDB Operator's order
@@ -109,6 +110,9 @@ func runRawGated(ctx context.Context, cfg *rest.Config, objs []*unstructured.Uns
 		g.advance(ns)
 	}
 	err = env.waitReady(ctx, objs)
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
 	g.created.Wait()
 	if g.err != nil {
 		err = g.err
@@ -127,7 +131,7 @@ func (g *gatedReplay) advance(ns string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := g.next[ns]
-	if s >= stages || g.inFlight[ns] || !g.open(ns, s) {
+	if g.stopped || s >= stages || g.inFlight[ns] || !g.open(ns, s) {
 		return
 	}
 	g.next[ns] = s + 1
