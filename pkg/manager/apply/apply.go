@@ -110,12 +110,15 @@ func metaOf(o metav1.Object) ownedMeta {
 func apply[T object](ctx context.Context, a *Applier, owner Owner, desired T, o ops[T]) (T, error) {
 	var zero T
 	rec := a.recorder
-	key := writeKey(o.kind, desired.GetNamespace(), desired.GetName())
+	key := func() string { return writeKey(o.kind, desired.GetNamespace(), desired.GetName()) }
 	live, err := o.get(desired.GetNamespace(), desired.GetName())
-	if err == nil {
-		a.recent.seen(key)
-	} else if ago, ok := a.recent.pending(key); ok && apierrors.IsNotFound(err) {
-		return zero, flow.Requeue("created %s %s %v ago; waiting for the cache to show it", o.kind, desired.GetName(), ago.Round(time.Millisecond))
+	switch {
+	case err == nil && !a.recent.empty(): // a converged sync builds no key
+		a.recent.seen(key())
+	case apierrors.IsNotFound(err):
+		if ago, ok := a.recent.pending(key()); ok {
+			return zero, flow.Requeue("created %s %s %v ago; waiting for the cache to show it", o.kind, desired.GetName(), ago.Round(time.Millisecond))
+		}
 	}
 	fetched := false // live was read from the API, whole
 	if err == nil && o.adopt != nil {
@@ -137,7 +140,7 @@ func apply[T object](ctx context.Context, a *Applier, owner Owner, desired T, o 
 			if createErr != nil {
 				return zero, fmt.Errorf("create %s %s/%s: %w", o.kind, desired.GetNamespace(), desired.GetName(), createErr)
 			}
-			a.recent.wrote(key)
+			a.recent.wrote(key())
 			return created, nil
 		}
 		// It exists, but the cache, which holds only objects labelled

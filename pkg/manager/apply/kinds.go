@@ -33,7 +33,8 @@ type Applier struct {
 	pvLister             corelisters.PersistentVolumeLister
 	// clusters writes TidbCluster metadata (tidbcluster.go); nil until WithClusters.
 	clusters versioned.Interface
-	// recent are this Applier's creates its caches have not shown yet.
+	// recent are this Applier's creates and PV patches its caches have not
+	// shown yet.
 	recent recentWrites
 }
 
@@ -48,7 +49,7 @@ type Caches struct {
 	Roles           rbaclisters.RoleLister
 	RoleBindings    rbaclisters.RoleBindingLister
 	// PersistentVolumes, when set, lets PatchPV see that its cache has not
-	// caught up with a patch it sent (the same patch is not sent again).
+	// caught up with a patch it sent (fields already sent are not sent again).
 	PersistentVolumes corelisters.PersistentVolumeLister
 }
 

@@ -77,6 +77,13 @@ func (r *recentWrites) allPending(keys []string) bool {
 	return len(keys) > 0
 }
 
+// empty reports whether nothing is remembered.
+func (r *recentWrites) empty() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.at) == 0
+}
+
 // seen forgets key: the cache shows the object.
 func (r *recentWrites) seen(key string) {
 	r.mu.Lock()

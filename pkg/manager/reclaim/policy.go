@@ -71,7 +71,7 @@ func (m *PolicyManager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) erro
 		if m.pvs.holds(pvc, want) || m.left.leaveOnce(pvc, now) {
 			continue
 		}
-		if err := m.pvs.ensure(ctx, tc, pvc, want); err != nil {
+		if err := m.pvs.write(ctx, tc, pvc, want); err != nil {
 			return err
 		}
 	}

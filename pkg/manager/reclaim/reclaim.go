@@ -42,6 +42,12 @@ func (v *volumes) ensure(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *cor
 	if v.holds(pvc, want) {
 		return nil
 	}
+	return v.write(ctx, tc, pvc, want)
+}
+
+// write patches pvc's PV with want.
+func (v *volumes) write(ctx context.Context, tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim,
+	want component.PVState) error {
 	if err := v.writer.PatchPV(ctx, tc, pvc.Spec.VolumeName, want.Policy, want.Labels, want.Annotations); err != nil {
 		return fmt.Errorf("set reclaim policy %s on PV %s of PVC %s: %w", want.Policy, pvc.Spec.VolumeName, pvc.Name, err)
 	}
