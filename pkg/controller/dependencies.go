@@ -85,8 +85,36 @@ type CLIConfig struct {
 	VolumeModifying bool
 	// ManagePersistentVolumes lets the operator watch and patch the
 	// (cluster-scoped) PVs bound to cluster PVCs: spec.pvReclaimPolicy and
-	// enablePVReclaim need it.
+	// enablePVReclaim need it. A namespaced operator without
+	// --cluster-permission-pv has it off (ApplyClusterPermissions).
 	ManagePersistentVolumes bool
+	// ReadNodes lets the operator get Nodes: store and TiDB topology labels
+	// and --detect-node-failure need it. Off, neither reads a node and each
+	// cluster names what it misses in its Unsupported condition.
+	ReadNodes bool
+	// ReadStorageClasses lets the operator get StorageClasses: growing a PVC
+	// needs to know that its class allows expansion. Off, no PVC is grown.
+	ReadStorageClasses bool
+}
+
+// ClusterPermissions are the cluster-wide permissions a namespaced
+// operator may hold (the chart's controllerManager.clusterPermissions,
+// passed as --cluster-permission-node, -pv and -sc). A cluster-scoped
+// operator holds them all.
+type ClusterPermissions struct {
+	Nodes, PersistentVolumes, StorageClasses bool
+}
+
+// ApplyClusterPermissions sets what the operator reads and writes outside
+// its namespaces from the permissions it holds: everything when
+// cluster-scoped, else only what perms grants (PVs additionally only while
+// --manage-persistent-volumes is on).
+func (c *CLIConfig) ApplyClusterPermissions(perms ClusterPermissions) {
+	if c.ClusterScoped {
+		perms = ClusterPermissions{Nodes: true, PersistentVolumes: true, StorageClasses: true}
+	}
+	c.ReadNodes, c.ReadStorageClasses = perms.Nodes, perms.StorageClasses
+	c.ManagePersistentVolumes = c.ManagePersistentVolumes && perms.PersistentVolumes
 }
 
 // DefaultCLIConfig returns the defaults of the TiDB Operator's flags.
@@ -107,6 +135,8 @@ func DefaultCLIConfig() *CLIConfig {
 		TiDBBackupManagerImage:  "pingcap/tidb-backup-manager:latest",
 		TiDBDiscoveryImage:      "pingcap/tidb-operator:latest",
 		ManagePersistentVolumes: true,
+		ReadNodes:               true,
+		ReadStorageClasses:      true,
 	}
 }
 

@@ -92,3 +92,26 @@ func TestPodCacheLeavesDiscoveryPodsOut(t *testing.T) {
 		t.Errorf("cached pods %v, want db-pd-0 only", pods)
 	}
 }
+
+// TestApplyClusterPermissions checks that a cluster-scoped operator holds
+// every cluster-wide permission whatever the flags say, and a namespaced
+// one only those granted (PVs only while --manage-persistent-volumes).
+func TestApplyClusterPermissions(t *testing.T) {
+	c := DefaultCLIConfig()
+	c.ApplyClusterPermissions(ClusterPermissions{})
+	if !c.ReadNodes || !c.ReadStorageClasses || !c.ManagePersistentVolumes {
+		t.Errorf("cluster-scoped: %+v", c)
+	}
+	c = DefaultCLIConfig()
+	c.ClusterScoped = false
+	c.ApplyClusterPermissions(ClusterPermissions{Nodes: true})
+	if !c.ReadNodes || c.ReadStorageClasses || c.ManagePersistentVolumes {
+		t.Errorf("namespaced with nodes only: %+v", c)
+	}
+	c = DefaultCLIConfig()
+	c.ClusterScoped, c.ManagePersistentVolumes = false, false
+	c.ApplyClusterPermissions(ClusterPermissions{Nodes: true, PersistentVolumes: true, StorageClasses: true})
+	if !c.ReadNodes || !c.ReadStorageClasses || c.ManagePersistentVolumes {
+		t.Errorf("--manage-persistent-volumes=false must stay off: %+v", c)
+	}
+}

@@ -55,9 +55,11 @@ func NewEnv(deps *Dependencies) *component.Env {
 			Detect: cfg.DetectNodeFailure, HardRecoveryPeriod: cfg.PodHardRecoveryPeriod,
 			RestartGap: cfg.RestartToDeleteStoreGap,
 		},
-		DiscoveryImage:  cfg.TiDBDiscoveryImage,
-		VolumeModifying: cfg.VolumeModifying,
-		Peers:           &component.Peers{},
+		DiscoveryImage:       cfg.TiDBDiscoveryImage,
+		VolumeModifying:      cfg.VolumeModifying,
+		Peers:                &component.Peers{},
+		NodesDenied:          !cfg.ReadNodes,
+		StorageClassesDenied: !cfg.ReadStorageClasses,
 	}
 }
 

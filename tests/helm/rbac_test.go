@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -70,10 +69,14 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"get", "secrets/basic-cluster-client-secret", ns, true},
 		{"create", "events", ns, true},
 		{"update", "leases.coordination.k8s.io", rel.Namespace, true},
-		// Least privilege: the Lease only in the release namespace; no
-		// writes to Secrets, no deletes of Deployments, no cluster objects.
+		{"create", "secrets", ns, true},    // tidb.initializer.createPassword's <tc>-init
+		{"delete", "configmaps", ns, true}, // a taken-over cluster's v1 ConfigMap, once unused
+		{"list", "events", ns, true},       // why a StatefulSet has not created a pod
+		// Least privilege: the Lease only in the release namespace; Secrets
+		// created only, never changed; no deletes of Deployments, no cluster objects.
 		{"create", "leases.coordination.k8s.io", ns, false},
-		{"create", "secrets", ns, false},
+		{"update", "secrets", ns, false},
+		{"delete", "secrets", ns, false},
 		{"update", "backups.pingcap.com", ns, false},       // status only, never the user's spec
 		{"get", "nodes", "", true},                         // topology labels
 		{"get", "storageclasses.storage.k8s.io", "", true}, // volume expansion
@@ -84,12 +87,13 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 
 	kubeconfig := serviceAccountKubeconfig(t, rel, rel.Namespace, serviceAccount)
 	startSimulator(t, rel)
-	operator.StartManager(t, rel.Namespace, func(o *app.Options) {
+	operator.StartManagerWith(t, rel.Namespace, nil, func(o *app.Options) {
 		o.Kubeconfig = kubeconfig
 		o.Controller.ClusterScoped = true
 		o.Controller.Selector = selector
 		o.LeaderElectionID = "tidb-controller-manager-" + release // as the chart's HELM_RELEASE makes it
 		o.Controller.PDFailoverPeriod = time.Second               // for exerciseLifecycle
+		operator.ApplyChartFlags(t, o, installedArgs(t, rel))
 	})
 	framework.ApplyYAMLFile(t, cluster.Ctx, filepath.Join(framework.RepoRoot(), "examples", "basic", "tidb-cluster.yaml"), ns)
 	framework.Kubectl(t, "-n", ns, "label", "tc", "basic", selector)
@@ -108,9 +112,19 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	release := releaseName(ns)
 	install(t, release, ns, "clusterScoped=false")
 	checkChartInstalled(t, env, release)
-	_, err := env.Kube.RbacV1().ClusterRoles().Get(env.Ctx, release+":tidb-controller-manager", metav1.GetOptions{})
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("namespaced install created a ClusterRole (err=%v)", err)
+	// controllerManager.clusterPermissions (all on by default, as in the
+	// TiDB Operator's chart) are the only cluster-wide rules.
+	cr, err := env.Kube.RbacV1().ClusterRoles().Get(env.Ctx, release+":tidb-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the clusterPermissions ClusterRole: %v", err)
+	}
+	var resources []string
+	for _, r := range cr.Rules {
+		resources = append(resources, r.Resources...)
+	}
+	slices.Sort(resources)
+	if want := []string{"nodes", "persistentvolumes", "storageclasses"}; !slices.Equal(resources, want) {
+		t.Errorf("the namespaced ClusterRole grants %v, want only %v", resources, want)
 	}
 
 	sa := "system:serviceaccount:" + ns + ":" + serviceAccount
@@ -131,7 +145,11 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 		{"delete", "persistentvolumeclaims", ns, true},
 		{"create", "events", ns, true},
 		{"create", "leases.coordination.k8s.io", ns, true},
-		// Nothing outside the release namespace, Secrets least of all.
+		{"get", "nodes", "", true},                         // clusterPermissions.nodes
+		{"patch", "persistentvolumes", "", true},           // clusterPermissions.persistentvolumes
+		{"get", "storageclasses.storage.k8s.io", "", true}, // clusterPermissions.storageclasses
+		{"list", "nodes", "", false},
+		// Nothing else outside the release namespace, Secrets least of all.
 		{"list", "secrets", "", false},
 		{"get", "secrets", "default", false},
 		{"list", "tidbclusters.pingcap.com", "", false},
@@ -140,11 +158,11 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 
 	kubeconfig := serviceAccountKubeconfig(t, env, ns, serviceAccount)
 	startSimulator(t, env)
-	operator.StartManager(t, ns, func(o *app.Options) {
+	operator.StartManagerWith(t, ns, nil, func(o *app.Options) {
 		o.Kubeconfig = kubeconfig
 		o.LeaderElectionID = "tidb-controller-manager-" + release
-		o.Controller.ManagePersistentVolumes = false // as the chart sets it in namespaced mode
 		o.Controller.PDFailoverPeriod = time.Second
+		operator.ApplyChartFlags(t, o, installedArgs(t, env)) // the permission flags the install passes
 	})
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "basic", "tidb-cluster.yaml"), ns)
 	waitBasicReady(t, env)
@@ -226,6 +244,17 @@ func checkOperatorWrites(t *testing.T, env *framework.Env, leaseNamespace, lease
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 		t.Errorf("Lease %s has no holder", lease)
 	}
+}
+
+// installedArgs returns the controller-manager's arguments in the installed
+// chart's Deployment (after the binary's path).
+func installedArgs(t *testing.T, env *framework.Env) []string {
+	t.Helper()
+	dep, err := env.Kube.AppsV1().Deployments(env.Namespace).Get(env.Ctx, "tidb-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the chart's Deployment: %v", err)
+	}
+	return dep.Spec.Template.Spec.Containers[0].Command[1:]
 }
 
 func grants(rules []rbacv1.PolicyRule, resource, verb string) bool {

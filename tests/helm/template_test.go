@@ -132,7 +132,8 @@ func TestChartRendersEachMode(t *testing.T) {
 		}
 		var cr rbacv1.ClusterRole
 		r.get(t, "ClusterRole", "kt:tidb-controller-manager", &cr)
-		if !grants(cr.Rules, "secrets", "watch") || grants(cr.Rules, "leases", "update") || grants(cr.Rules, "secrets", "create") ||
+		if !grants(cr.Rules, "secrets", "watch") || grants(cr.Rules, "leases", "update") || !grants(cr.Rules, "secrets", "create") ||
+			grants(cr.Rules, "secrets", "update") || grants(cr.Rules, "secrets", "delete") || !grants(cr.Rules, "configmaps", "delete") ||
 			!grants(cr.Rules, "persistentvolumes", "watch") || !grants(cr.Rules, "persistentvolumes", "patch") ||
 			!grants(cr.Rules, "backups/status", "patch") || !grants(cr.Rules, "restores/status", "patch") ||
 			grants(cr.Rules, "backups", "update") || !grants(cr.Rules, "backupschedules/status", "patch") ||
@@ -151,12 +152,13 @@ func TestChartRendersEachMode(t *testing.T) {
 			t.Errorf("ClusterRoleBinding subjects: %+v", crb.Subjects)
 		}
 		// Discovery and backup Jobs run the operator's own image, at its version.
-		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=true", "-manage-persistent-volumes=true",
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=true",
 			"-tidb-discovery-image=kubetidb/tidb-operator:v0.1.0", "-tidb-backup-manager-image=kubetidb/tidb-operator:v0.1.0")
 	})
 	t.Run("namespaced", func(t *testing.T) {
 		r := renderChart(t, "clusterScoped=false")
-		want := []string{"Deployment/tidb-controller-manager", "Role/kt:tidb-controller-manager",
+		want := []string{"ClusterRole/kt:tidb-controller-manager", "ClusterRoleBinding/kt:tidb-controller-manager",
+			"Deployment/tidb-controller-manager", "Role/kt:tidb-controller-manager",
 			"RoleBinding/kt:tidb-controller-manager", "Service/tidb-controller-manager-metrics",
 			"ServiceAccount/tidb-controller-manager"}
 		if got := r.kinds(); !slices.Equal(got, want) {
@@ -164,8 +166,8 @@ func TestChartRendersEachMode(t *testing.T) {
 		}
 		var role rbacv1.Role
 		r.get(t, "Role", "kt:tidb-controller-manager", &role)
-		for _, rv := range [][2]string{{"secrets", "list"}, {"leases", "create"}, {"statefulsets", "update"}, {"tidbclusters/status", "update"},
-			{"backups/status", "patch"}, {"restores/status", "patch"}} {
+		for _, rv := range [][2]string{{"secrets", "list"}, {"secrets", "create"}, {"configmaps", "delete"}, {"leases", "create"},
+			{"statefulsets", "update"}, {"tidbclusters/status", "update"}, {"backups/status", "patch"}, {"restores/status", "patch"}} {
 			if !grants(role.Rules, rv[0], rv[1]) {
 				t.Errorf("namespaced Role lacks %s %s", rv[1], rv[0])
 			}
@@ -174,7 +176,37 @@ func TestChartRendersEachMode(t *testing.T) {
 		if grants(role.Rules, "persistentvolumes", "patch") {
 			t.Error("a namespaced Role cannot grant cluster-scoped PersistentVolumes")
 		}
-		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=false", "-manage-persistent-volumes=false")
+		// controllerManager.clusterPermissions (default on) in a ClusterRole of their own.
+		var cr rbacv1.ClusterRole
+		r.get(t, "ClusterRole", "kt:tidb-controller-manager", &cr)
+		if len(cr.Rules) != 3 || !grants(cr.Rules, "nodes", "get") || !grants(cr.Rules, "persistentvolumes", "patch") ||
+			!grants(cr.Rules, "storageclasses", "get") {
+			t.Errorf("namespaced ClusterRole rules: %+v", cr.Rules)
+		}
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=false",
+			"-cluster-permission-node=true", "-cluster-permission-pv=true", "-cluster-permission-sc=true")
+	})
+	t.Run("namespacedWithoutClusterPermissions", func(t *testing.T) {
+		r := renderChart(t, "clusterScoped=false", "controllerManager.clusterPermissions.nodes=false",
+			"controllerManager.clusterPermissions.persistentvolumes=false", "controllerManager.clusterPermissions.storageclasses=false")
+		want := []string{"Deployment/tidb-controller-manager", "Role/kt:tidb-controller-manager",
+			"RoleBinding/kt:tidb-controller-manager", "Service/tidb-controller-manager-metrics",
+			"ServiceAccount/tidb-controller-manager"}
+		if got := r.kinds(); !slices.Equal(got, want) {
+			t.Errorf("objects = %v, want %v", got, want)
+		}
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-scoped=false",
+			"-cluster-permission-node=false", "-cluster-permission-pv=false", "-cluster-permission-sc=false")
+	})
+	t.Run("namespacedNodesOnly", func(t *testing.T) {
+		r := renderChart(t, "clusterScoped=false",
+			"controllerManager.clusterPermissions.persistentvolumes=false", "controllerManager.clusterPermissions.storageclasses=false")
+		var cr rbacv1.ClusterRole
+		r.get(t, "ClusterRole", "kt:tidb-controller-manager", &cr)
+		if len(cr.Rules) != 1 || !grants(cr.Rules, "nodes", "get") {
+			t.Errorf("nodes-only ClusterRole rules: %+v", cr.Rules)
+		}
+		checkDeployment(t, r, "tidb-controller-manager", "-cluster-permission-node=true", "-cluster-permission-pv=false")
 	})
 	t.Run("rbacCreateFalse", func(t *testing.T) {
 		r := renderChart(t, "rbac.create=false")
@@ -199,8 +231,8 @@ func TestChartRendersEachMode(t *testing.T) {
 // checkDeployment asserts what every rendering's Deployment must have and
 // returns its command: flags the real binary accepts, the downward-API
 // NAMESPACE, HELM_RELEASE, probes on the health port, a locked-down
-// container, and the Recreate strategy (a standby is not Ready, so a rolling
-// update would wait forever for the new pod).
+// container, and the Recreate strategy (the old version stops before the
+// new one starts).
 func checkDeployment(t *testing.T, r rendering, name string, flags ...string) []string {
 	t.Helper()
 	var d appsv1.Deployment

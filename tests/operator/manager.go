@@ -15,15 +15,33 @@ import (
 // Manager is a controller-manager running in the test process.
 type Manager struct {
 	Options *app.Options
+	// Release is the chart RBAC the manager runs with; nil when the test
+	// gave its own credentials (StartManagerWith with a nil chart).
+	Release *ChartRelease
 	cancel  context.CancelFunc
 	done    chan error
 }
 
 // StartManager runs the controller-manager in-process against the test
-// cluster, watching only namespace (not cluster-scoped), with its Lease in
-// that namespace and fast resyncs. mutate may change the options first. The
-// manager is stopped at test cleanup; a Run error fails the test.
+// cluster with the credentials the Helm chart grants (StartManagerWith with
+// the chart's default values), watching only namespace (not
+// cluster-scoped), with its Lease in that namespace and fast resyncs.
 func StartManager(t testing.TB, namespace string, mutate func(*app.Options)) *Manager {
+	t.Helper()
+	return StartManagerWith(t, namespace, &Chart{}, mutate)
+}
+
+// StartManagerWith runs the controller-manager in-process, watching only
+// namespace unless mutate makes it cluster-scoped. mutate may change the
+// options first. With a chart, the operator then runs as the chart's
+// ServiceAccount with the RBAC the chart renders for that mode and values,
+// applied through the kubeconfig the options name (the admin one unless
+// mutate points at another control plane), and with the chart's
+// --cluster-permission-* flags: a feature that needs a verb the chart does
+// not grant fails its test. A nil chart keeps the options' own kubeconfig
+// (tests/helm, which installs the chart itself). The manager is stopped at
+// test cleanup; a Run error fails the test.
+func StartManagerWith(t testing.TB, namespace string, chart *Chart, mutate func(*app.Options)) *Manager {
 	t.Helper()
 	opts := app.NewOptions()
 	opts.Kubeconfig = framework.KubeconfigPath()
@@ -41,11 +59,17 @@ func StartManager(t testing.TB, namespace string, mutate func(*app.Options)) *Ma
 	if mutate != nil {
 		mutate(opts)
 	}
+	m := &Manager{Options: opts, done: make(chan error, 1)}
+	if chart != nil {
+		m.Release = ChartCredentials(t, opts.Kubeconfig, opts.Controller.Namespace, opts.Controller.ClusterScoped, *chart)
+		opts.Kubeconfig = m.Release.Kubeconfig
+		ApplyChartFlags(t, opts, m.Release.Args)
+	}
 	if err := opts.Validate(); err != nil {
 		t.Fatalf("manager options: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{Options: opts, cancel: cancel, done: make(chan error, 1)}
+	m.cancel = cancel
 	go func() { m.done <- app.Run(ctx, opts) }()
 	t.Cleanup(func() {
 		if err := m.Stop(); err != nil {

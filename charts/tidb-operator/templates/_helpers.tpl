@@ -123,6 +123,11 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [""]
   resources: [services, configmaps, serviceaccounts]
   verbs: [get, list, watch, create, update]
+# ConfigMaps: after a takeover, the first config change replaces the TiDB Operator's
+# <tc>-<component>-<hash> ConfigMap with this operator's and deletes the old one once no pod mounts it.
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [delete]
 - apiGroups: [apps]
   resources: [statefulsets]
   verbs: [get, list, watch, create, update, delete]
@@ -149,15 +154,50 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, list, watch]
+# tidb.initializer.createPassword: the random root password is created once as Secret <tc>-init
+# (create only: the operator never updates or deletes a Secret; the TidbCluster owns it).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
 # Endpoints: the Role <tm>-monitor of each TidbMonitor grants its Prometheus get/list/watch on pods,
 # services and endpoints for pod discovery, and RBAC lets the operator grant only what it holds.
 - apiGroups: [""]
   resources: [endpoints]
   verbs: [get, list, watch]
-# Events on TidbClusters and the other custom resources (create; patch aggregates repeats).
+# Events on TidbClusters and the other custom resources (create; patch aggregates repeats); a
+# member whose pod is not created is explained from its StatefulSet's FailedCreate events (list).
 - apiGroups: [""]
   resources: [events]
-  verbs: [create, patch]
+  verbs: [create, patch, list]
+{{- end -}}
+
+{{/*
+The cluster-wide rules: what a cluster-scoped operator always holds, and what a namespaced one holds
+through controllerManager.clusterPermissions (each passed on as a --cluster-permission-* flag, so the
+operator only reads what it may and names the rest in each cluster's Unsupported condition).
+Arguments: (dict "nodes" bool "persistentvolumes" bool "storageclasses" bool).
+*/}}
+{{- define "tidb-operator.clusterRules" -}}
+{{- if .persistentvolumes }}
+# PersistentVolumes (cluster-scoped): the PVs of cluster PVCs get spec.pvReclaimPolicy and the
+# operator's labels (patch), which the label-filtered PV cache watches (list, watch).
+- apiGroups: [""]
+  resources: [persistentvolumes]
+  verbs: [list, watch, patch]
+{{- end }}
+{{- if .nodes }}
+# Nodes (get): a store's and a TiDB server's topology labels come from its pod's node, and
+# --detect-node-failure reads the node of a failed member (Ready, RODiskFound).
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [get]
+{{- end }}
+{{- if .storageclasses }}
+# StorageClasses (get): a PVC grows to a larger requested size only when its class allows expansion.
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [get]
+{{- end }}
 {{- end -}}
 
 {{/* Leader election: the Lease in the release namespace. */}}

@@ -120,9 +120,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-retry-period", o.RetryPeriod, "Leader-election retry period.")
 	fs.StringVar(&o.ResourceLock, "leader-resource-lock", o.ResourceLock, "Leader-election lock type; only \"leases\" is supported.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "", "Name of the Lease. Default: tidb-controller-manager[-$HELM_RELEASE].")
-	fs.BoolVar(&o.ClusterPermNode, "cluster-permission-node", false, "Keep read access to Nodes when namespace-scoped.")
-	fs.BoolVar(&o.ClusterPermPV, "cluster-permission-pv", false, "Keep access to PersistentVolumes when namespace-scoped.")
-	fs.BoolVar(&o.ClusterPermSC, "cluster-permission-sc", false, "Keep read access to StorageClasses when namespace-scoped.")
+	fs.BoolVar(&o.ClusterPermNode, "cluster-permission-node", false,
+		"With --cluster-scoped=false: the operator may get Nodes (store/TiDB topology labels, --detect-node-failure). Cluster-scoped implies it.")
+	fs.BoolVar(&o.ClusterPermPV, "cluster-permission-pv", false,
+		"With --cluster-scoped=false: the operator may list, watch and patch PersistentVolumes (spec.pvReclaimPolicy, meta labels on PVs). Cluster-scoped implies it.")
+	fs.BoolVar(&o.ClusterPermSC, "cluster-permission-sc", false,
+		"With --cluster-scoped=false: the operator may get StorageClasses (PVC growth). Cluster-scoped implies it.")
 	fs.BoolVar(&o.TestMode, "test-mode", false, "Accepted for compatibility; has no effect.")
 	fs.StringVar(&o.Features, "features", "", "Feature gates k=v,... (StableScheduling, AdvancedStatefulSet, VolumeModifying, VolumeReplacing); only VolumeModifying is acted on.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", os.Getenv("MEMORY_LIMIT"),
@@ -216,6 +219,20 @@ func (o *Options) applyFeatures(logger klog.Logger) {
 		if on && !knownFeatures[k] {
 			logger.Info("WARNING: feature gate accepted but not implemented by this operator", "feature", k)
 		}
+	}
+}
+
+// applyClusterPermissions tells the controllers which cluster-wide objects
+// they may read or patch (--cluster-permission-*) and logs what a
+// namespaced operator goes without.
+func (o *Options) applyClusterPermissions(logger klog.Logger) {
+	c := o.Controller
+	c.ApplyClusterPermissions(controller.ClusterPermissions{
+		Nodes: o.ClusterPermNode, PersistentVolumes: o.ClusterPermPV, StorageClasses: o.ClusterPermSC,
+	})
+	if !c.ReadNodes || !c.ReadStorageClasses || !c.ManagePersistentVolumes {
+		logger.Info("running without some cluster-wide permissions; each cluster names what it misses in its Unsupported condition",
+			"nodes", c.ReadNodes, "persistentVolumes", c.ManagePersistentVolumes, "storageClasses", c.ReadStorageClasses)
 	}
 }
 

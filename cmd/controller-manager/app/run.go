@@ -105,6 +105,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return runControllers(ctx, opts, kube, pc, recorder, m, state)
 	}
 	opts.applyFeatures(logger)
+	opts.applyClusterPermissions(logger)
 	opts.applyMemoryLimit(runCtx, logger)
 	logger.Info("starting tidb-controller-manager", "version", version.Get(), "namespace", opts.Controller.Namespace,
 		"clusterScoped", opts.Controller.ClusterScoped, "workers", opts.Controller.Workers)

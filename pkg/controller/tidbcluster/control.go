@@ -18,6 +18,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
@@ -53,6 +54,9 @@ type defaultControl struct {
 	recorder   record.EventRecorder
 	metrics    *metrics.Metrics
 	memory     *StatusMemory
+	// cli is the command line, for the features a missing cluster-wide
+	// permission denies (deniedFeatures); nil holds every permission.
+	cli *controller.CLIConfig
 }
 
 // NewDefaultControl returns the control that defaults, validates, runs the
@@ -90,7 +94,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	ctx = flow.WithMemo(ctx)
 	syncErr := c.validate(tc, original)
 	if syncErr == nil {
-		c.setUnsupported(tc, original, unsupportedFields(tc, c.built))
+		c.setUnsupported(tc, original, append(unsupportedFields(tc, c.built), deniedFeatures(c.cli, tc)...))
 		syncErr = c.runComponents(ctx, tc)
 		if syncErr == nil {
 			// Work members started and come back to (a PVC being expanded)

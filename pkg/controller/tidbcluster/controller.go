@@ -35,11 +35,9 @@ type Controller struct {
 // refuses a handler.
 func NewController(deps *controller.Dependencies, components []Component) (*Controller, error) {
 	memory := NewStatusMemory(deps.Clock, deps.CLIConfig.StatusRefreshInterval, deps.CLIConfig.StatusProgressInterval)
-	c := &Controller{
-		deps:    deps,
-		memory:  memory,
-		control: NewDefaultControl(components, NewStatusUpdater(deps.Clientset), deps.Recorder, deps.Metrics, memory),
-	}
+	control := NewDefaultControl(components, NewStatusUpdater(deps.Clientset), deps.Recorder, deps.Metrics, memory).(*defaultControl)
+	control.cli = deps.CLIConfig
+	c := &Controller{deps: deps, memory: memory, control: control}
 	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
 
 	tcInformer := deps.InformerFactory.Pingcap().V1alpha1().TidbClusters().Informer()

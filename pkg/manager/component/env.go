@@ -61,6 +61,21 @@ type Env struct {
 	VolumeModifying bool
 	// Peers knows every registered Component by name (upgrade blockers).
 	Peers *Peers
+	// NodesDenied: the operator may not get Nodes (namespaced, without
+	// --cluster-permission-node), so nothing reads them (NodeClient).
+	NodesDenied bool
+	// StorageClassesDenied: the operator may not get StorageClasses
+	// (namespaced, without --cluster-permission-sc), so no PVC is grown.
+	StorageClassesDenied bool
+}
+
+// NodeClient is the client that reads Nodes: Kube, or nil when
+// NodesDenied (a nil client reads no node).
+func (e *Env) NodeClient() kubernetes.Interface {
+	if e.NodesDenied {
+		return nil
+	}
+	return e.Kube
 }
 
 // Failover returns the failover settings of the named component.

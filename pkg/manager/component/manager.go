@@ -39,6 +39,8 @@ type Manager struct {
 	peers    *Peers
 	// volumeModifying is the VolumeModifying feature gate (volumeattrs.go).
 	volumeModifying bool
+	// storageClassesDenied: no StorageClass may be read, so no PVC grows.
+	storageClassesDenied bool
 }
 
 // NewManager returns the skeleton for comp over env's write layer and
@@ -51,7 +53,7 @@ func NewManager(comp Component, env *Env) *Manager {
 	return &Manager{comp: comp, writer: env.Writer,
 		sts: env.StatefulSets, pods: env.Pods, cms: env.ConfigMaps,
 		pvcs: env.PVCs, kube: env.Kube, clock: env.Clock, recorder: env.Recorder, peers: env.Peers,
-		volumeModifying: env.VolumeModifying}
+		volumeModifying: env.VolumeModifying, storageClassesDenied: env.StorageClassesDenied}
 }
 
 // Name is the component's name.

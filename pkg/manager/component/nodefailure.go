@@ -95,7 +95,7 @@ func (n *NodeFailure) firstForbidden(tc *v1alpha1.TidbCluster, pod string, since
 
 // NewNodeFailure returns the node-failure handling over env.
 func NewNodeFailure(env *Env) *NodeFailure {
-	return &NodeFailure{cfg: env.NodeFailure, kube: env.Kube, pods: env.Pods, pvcs: env.PVCs, sets: env.StatefulSets,
+	return &NodeFailure{cfg: env.NodeFailure, kube: env.NodeClient(), pods: env.Pods, pvcs: env.PVCs, sets: env.StatefulSets,
 		writer: env.Writer, recorder: env.Recorder, clock: env.Clock}
 }
 

@@ -234,6 +234,9 @@ func (m *Manager) expandable(ctx context.Context, pvc *corev1.PersistentVolumeCl
 	if name == "" {
 		return "it has no StorageClass"
 	}
+	if m.storageClassesDenied {
+		return "the operator may not read StorageClasses (" + StorageClassPermission + ")"
+	}
 	sc, err := m.kube.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

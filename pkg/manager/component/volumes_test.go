@@ -14,6 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
 )
 
 // volumeFixture is a converged 3-member PD whose PVCs are Bound at 1Gi in
@@ -144,6 +145,31 @@ func TestVolumesGrowOneMemberAtATime(t *testing.T) {
 	}
 	if v := f.tc.Status.PD.Volumes["pd"]; v.ModifiedCount != 3 || v.CurrentCount != 3 || v.CurrentCapacity.String() != "2Gi" {
 		t.Errorf("volume status %+v, want all 3 at 2Gi", v)
+	}
+}
+
+// TestVolumesWithoutStorageClassPermission: an operator that may not read
+// StorageClasses (namespaced without clusterPermissions.storageclasses)
+// grows no PVC, reads no StorageClass, and names the chart value.
+func TestVolumesWithoutStorageClassPermission(t *testing.T) {
+	t.Parallel()
+	f := newVolumeFixture(t, "fast", true)
+	f.env.StorageClassesDenied = true
+	f.mgr = component.NewManager(pd.New(f.env), f.env)
+	patched, events, _ := f.sync(t, "2Gi")
+	if len(patched) != 0 {
+		t.Fatalf("patched %v without permission to read the StorageClass", patched)
+	}
+	for _, a := range f.deps.FakeKube.Actions() {
+		if a.GetResource().Resource == "storageclasses" {
+			t.Errorf("read a StorageClass without permission: %v", a)
+		}
+	}
+	if c := f.condition(); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, component.StorageClassPermission) {
+		t.Errorf("condition %+v, want False naming %s", c, component.StorageClassPermission)
+	}
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning VolumeResizeRefused") {
+		t.Errorf("events %v, want one Warning", events)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -101,7 +102,7 @@ func LocationLabels(ctx context.Context, client pdapi.Client, tc *v1alpha1.TidbC
 
 // ErrNoNodeAccess is returned by Nodes.Labels when the operator may not
 // read nodes (a namespaced operator without clusterPermissions.nodes).
-var ErrNoNodeAccess = errors.New("nodes cannot be read: the operator lacks permission to get nodes (the chart's clusterPermissions.nodes)")
+var ErrNoNodeAccess = errors.New("nodes cannot be read: the operator lacks permission to get nodes (the chart's " + component.NodePermission + ")")
 
 // Nodes reads node labels from the API (nodes are not cached: the
 // operator's caches hold only the objects it labels), each node once per

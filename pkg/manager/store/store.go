@@ -62,7 +62,7 @@ type Lifecycle struct {
 // New returns the lifecycle of kind's stores over env.
 func New(kind Kind, env *component.Env) *Lifecycle {
 	return &Lifecycle{kind: kind, pd: env.PD, pods: env.Pods, recorder: env.Recorder, clock: env.Clock,
-		failover: env.Failover(kind.Component), nodes: NewNodes(env.Kube, env.Recorder), meta: pd.NewMeta(env),
+		failover: env.Failover(kind.Component), nodes: NewNodes(env.NodeClient(), env.Recorder), meta: pd.NewMeta(env),
 		hosts: component.NewNodeFailure(env)}
 }
 

@@ -53,7 +53,7 @@ func New(env *component.Env) *Component {
 // NewWithClient is New with the status-port client given (tests, benchmarks).
 func NewWithClient(env *component.Env, client tidbapi.Client) *Component {
 	return &Component{tidb: client, pods: env.Pods, clock: env.Clock, failover: env.Failover(names.TiDB), recorder: env.Recorder,
-		pd: env.PD, nodes: store.NewNodes(env.Kube, env.Recorder), writer: env.Writer}
+		pd: env.PD, nodes: store.NewNodes(env.NodeClient(), env.Recorder), writer: env.Writer}
 }
 
 var (

@@ -1,0 +1,247 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubetidb/tidb-operator/cmd/controller-manager/app"
+	"github.com/kubetidb/tidb-operator/tests/framework"
+)
+
+// ChartServiceAccount is the ServiceAccount the chart runs the operator as.
+const ChartServiceAccount = "tidb-controller-manager"
+
+// Chart says how the chart is rendered for a test operator: the values a
+// user would --set (e.g. "controllerManager.clusterPermissions.nodes=false").
+// clusterScoped and the release namespace come from the operator's options.
+type Chart struct {
+	Set []string
+}
+
+// ChartRelease is what ChartCredentials installed for one operator.
+type ChartRelease struct {
+	// Name is the release name; the chart's (Cluster)Roles are
+	// "<Name>:tidb-controller-manager".
+	Name, Namespace string
+	// Kubeconfig authenticates as the chart's ServiceAccount.
+	Kubeconfig string
+	// Args are the controller-manager's arguments in the chart's Deployment.
+	Args []string
+}
+
+// ChartCredentials renders charts/tidb-operator with helm for a release in
+// namespace (clusterScoped as given, plus chart.Set), applies the RBAC
+// objects it renders through adminKubeconfig (ServiceAccount, Roles,
+// ClusterRoles and their bindings: created, or updated when they exist),
+// mints a one-hour token for the ServiceAccount and writes a kubeconfig for
+// it, so the operator runs with exactly what the chart grants. The
+// cluster-wide objects are deleted at test cleanup. It fails the test on
+// any error.
+func ChartCredentials(t testing.TB, adminKubeconfig, namespace string, clusterScoped bool, chart Chart) *ChartRelease {
+	t.Helper()
+	rel := &ChartRelease{Name: "kubetidb-" + namespace[strings.LastIndex(namespace, "-")+1:], Namespace: namespace}
+	manifest := renderChart(t, rel, clusterScoped, chart.Set)
+	cfg, err := clientcmd.BuildConfigFromFlags("", adminKubeconfig)
+	if err != nil {
+		t.Fatalf("admin kubeconfig %s: %v", adminKubeconfig, err)
+	}
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, doc := range strings.Split(manifest, "\n---") {
+		applyChartObject(ctx, t, kube, rel, doc)
+	}
+	rel.Kubeconfig = serviceAccountKubeconfig(ctx, t, cfg, kube, namespace)
+	return rel
+}
+
+// applyChartObject applies one rendered document: the RBAC kinds are
+// written, the Deployment's arguments kept, everything else skipped.
+func applyChartObject(ctx context.Context, t testing.TB, kube kubernetes.Interface, rel *ChartRelease, doc string) {
+	t.Helper()
+	var head metav1.TypeMeta
+	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+		t.Fatalf("rendered chart: %v\n%s", err, doc)
+	}
+	rbac := kube.RbacV1()
+	switch head.Kind {
+	case "ServiceAccount":
+		upsert(ctx, t, doc, &corev1.ServiceAccount{}, kube.CoreV1().ServiceAccounts(rel.Namespace))
+	case "Role":
+		upsert(ctx, t, doc, &rbacv1.Role{}, rbac.Roles(rel.Namespace))
+	case "RoleBinding":
+		upsert(ctx, t, doc, &rbacv1.RoleBinding{}, rbac.RoleBindings(rel.Namespace))
+	case "ClusterRole":
+		name := upsert(ctx, t, doc, &rbacv1.ClusterRole{}, rbac.ClusterRoles())
+		cleanupClusterObject(t, name, rbac.ClusterRoles().Delete)
+	case "ClusterRoleBinding":
+		name := upsert(ctx, t, doc, &rbacv1.ClusterRoleBinding{}, rbac.ClusterRoleBindings())
+		cleanupClusterObject(t, name, rbac.ClusterRoleBindings().Delete)
+	case "Deployment":
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatalf("rendered Deployment: %v", err)
+		}
+		rel.Args = d.Spec.Template.Spec.Containers[0].Command[1:]
+	}
+}
+
+// object is what upsert needs of a typed RBAC or ServiceAccount client.
+type object interface{ metav1.Object }
+
+// upserter is a typed client's create and update.
+type upserter[T object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// upsert decodes doc into obj and creates it, or updates it when it exists
+// (a second operator of the same test namespace); it returns its name.
+func upsert[T object](ctx context.Context, t testing.TB, doc string, obj T, c upserter[T]) string {
+	t.Helper()
+	if err := yaml.Unmarshal([]byte(doc), obj); err != nil {
+		t.Fatalf("rendered chart object: %v\n%s", err, doc)
+	}
+	_, err := c.Create(ctx, obj, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		t.Fatalf("apply the chart's %T %s: %v", obj, obj.GetName(), err)
+	}
+	return obj.GetName()
+}
+
+// cleanupClusterObject deletes a cluster-scoped object of the chart when
+// the test ends (namespaced ones go with the test namespace).
+func cleanupClusterObject(t testing.TB, name string, del func(context.Context, string, metav1.DeleteOptions) error) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := del(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete %s: %v", name, err)
+		}
+	})
+}
+
+// renderChart runs `helm template` for rel's RBAC and Deployment.
+func renderChart(t testing.TB, rel *ChartRelease, clusterScoped bool, set []string) string {
+	t.Helper()
+	args := []string{"template", rel.Name, filepath.Join(framework.RepoRoot(), "charts", "tidb-operator"),
+		"--namespace", rel.Namespace, "--set", fmt.Sprintf("clusterScoped=%t", clusterScoped),
+		"--show-only", "templates/controller-manager-rbac.yaml",
+		"--show-only", "templates/controller-manager-deployment.yaml"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	home := t.TempDir()
+	cmd := exec.Command(HelmBinary(t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HELM_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out.String()
+}
+
+var (
+	helmOnce sync.Once
+	helmPath string
+	helmErr  error
+)
+
+// HelmBinary returns the cached helm, building it with
+// `hack/local-cluster.sh build-helm` (about a minute, once) when missing.
+func HelmBinary(t testing.TB) string {
+	t.Helper()
+	helmOnce.Do(func() {
+		helmPath = framework.BinPath("helm")
+		if _, err := os.Stat(helmPath); err == nil {
+			return
+		}
+		cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "local-cluster.sh"), "build-helm")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if helmErr = cmd.Run(); helmErr != nil {
+			helmErr = fmt.Errorf("%w\n%s", helmErr, out.String())
+			return
+		}
+		_, helmErr = os.Stat(helmPath)
+	})
+	if helmErr != nil {
+		t.Fatalf("building helm with hack/local-cluster.sh build-helm: %v", helmErr)
+	}
+	return helmPath
+}
+
+// serviceAccountKubeconfig writes a kubeconfig that authenticates as the
+// chart's ServiceAccount in namespace with a TokenRequest token (1h),
+// trusting the admin config's CA, and returns its path.
+func serviceAccountKubeconfig(ctx context.Context, t testing.TB, admin *rest.Config, kube kubernetes.Interface, namespace string) string {
+	t.Helper()
+	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, ChartServiceAccount, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest for %s/%s: %v", namespace, ChartServiceAccount, err)
+	}
+	ca := admin.CAData
+	if len(ca) == 0 && admin.CAFile != "" {
+		if ca, err = os.ReadFile(admin.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: ca, InsecureSkipTLSVerify: admin.Insecure}
+	cfg.AuthInfos["chart"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["chart"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "chart", Namespace: namespace}
+	cfg.CurrentContext = "chart"
+	path := filepath.Join(t.TempDir(), "chart-sa.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ApplyChartFlags sets on opts the flags of the chart's Deployment that say
+// what the chart granted (the --cluster-permission-* flags), so the
+// operator reads only what its RBAC allows, as in a Helm install. The
+// test's own settings (addresses, periods, images) are kept.
+func ApplyChartFlags(t testing.TB, opts *app.Options, args []string) {
+	t.Helper()
+	chart := app.NewOptions()
+	fs := flag.NewFlagSet("chart", flag.ContinueOnError)
+	chart.AddFlags(fs)
+	fs.Int("v", 0, "klog verbosity (the chart's -v)")
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("the chart's controller-manager arguments %q: %v", args, err)
+	}
+	if chart.Controller.ClusterScoped != opts.Controller.ClusterScoped {
+		t.Fatalf("the chart renders -cluster-scoped=%t, the test runs %t", chart.Controller.ClusterScoped, opts.Controller.ClusterScoped)
+	}
+	opts.ClusterPermNode, opts.ClusterPermPV, opts.ClusterPermSC = chart.ClusterPermNode, chart.ClusterPermPV, chart.ClusterPermSC
+}
