@@ -5,7 +5,8 @@
 #
 # Environment:
 #   KUBETIDB_LOCAL_DIR  state dir of the test cluster [_output/test-cluster-<pid>]
-#   TEST_PKGS           packages to test [./tests/...]
+#   TEST_PKGS           packages to test [./tests/... but tests/privilege, which then runs last and
+#                       checks what the operator's ServiceAccounts sent, from the API server's audit log]
 #   TEST_ARGS, GO_TEST_FLAGS  extra `go test` flags, e.g. TEST_ARGS='-run TestJobCompletes -v'
 #   KUBETIDB_TEST_KEEP_CLUSTER=1  leave the cluster running afterwards (prints how to stop it)
 # On failure the cluster's logs are kept in _output/test-logs/.
@@ -62,8 +63,19 @@ cleanup() {
   fi
 }
 
+# least_privilege runs tests/privilege against the audit log the suite left: every request the
+# operator sent as the chart's ServiceAccount was granted by the chart, and every rule the chart
+# grants was used or is named with the feature that needs it.
+least_privilege() {
+  log "go test -count=1 -tags integration ./tests/privilege (audit log ${KUBETIDB_LOCAL_DIR}/audit.log)"
+  go test -count=1 -tags integration ./tests/privilege
+}
+
 main() {
-  "${CLUSTER}" build
+  "${CLUSTER}" build-helm # the tests render the chart's RBAC and run the operator with it
+  # Every ServiceAccount's requests are audited (tests/privilege); a state dir kept from an
+  # earlier run keeps its own policy.
+  export KUBETIDB_AUDIT_POLICY="${KUBETIDB_AUDIT_POLICY:-${REPO_ROOT}/tests/privilege/audit-policy.yaml}"
   # Ports of an existing state dir are reused by local-cluster.sh, so only pick them for a new one.
   [[ -f "${KUBETIDB_LOCAL_DIR}/config.env" ]] || pick_ports
   trap 'status=$?; cleanup; exit "${status}"' EXIT
@@ -77,12 +89,22 @@ main() {
   local -a extra
   read -r -a extra <<<"${GO_TEST_FLAGS:-} ${TEST_ARGS:-}"
   local -a pkgs
-  read -r -a pkgs <<<"${TEST_PKGS:-./tests/...}"
+  local whole=0
+  if [[ -n "${TEST_PKGS:-}" ]]; then
+    read -r -a pkgs <<<"${TEST_PKGS}"
+  else
+    whole=1
+    mapfile -t pkgs < <(go list -tags integration ./tests/... | grep -v '/tests/privilege$')
+  fi
   start=${SECONDS}
-  log "go test -count=1 -tags integration -p 1 -timeout 30m ${extra[*]} ${pkgs[*]}"
+  log "go test -count=1 -tags integration -p 1 -timeout 30m ${extra[*]} ${TEST_PKGS:-./tests/... (tests/privilege last)}"
   set +e
   go test -count=1 -tags integration -p 1 -timeout 30m "${extra[@]}" "${pkgs[@]}"
   status=$?
+  if ((status == 0 && whole)) && [[ -z "${TEST_ARGS:-}" ]]; then
+    least_privilege
+    status=$?
+  fi
   set -e
   log "go test exited ${status} after $((SECONDS - start))s"
   exit "${status}"

@@ -10,15 +10,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backup"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
+	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
 // startClockedOperator runs, in the test process and against the test's
@@ -33,14 +38,21 @@ func startClockedOperator(t *testing.T, f *jobFixture, clk *clocktesting.FakeClo
 	cfg.Namespace, cfg.ClusterScoped = f.env.Namespace, false
 	cfg.ResyncDuration = 5 * time.Second
 	cfg.ManagePersistentVolumes = false
+	// The controllers authenticate as the chart's ServiceAccount (tests/operator).
+	chart := operator.ChartCredentials(t, framework.KubeconfigPath(), f.env.Namespace, false, operator.Chart{})
+	rc, err := clientcmd.BuildConfigFromFlags("", chart.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, client := kubernetes.NewForConfigOrDie(rc), versioned.NewForConfigOrDie(rc)
 	ctx, cancel := context.WithCancel(context.Background())
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	b := record.NewBroadcaster(record.WithContext(ctx))
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: f.env.Kube.CoreV1().Events("")})
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	recorder := b.NewRecorder(scheme, corev1.EventSource{Component: "tidb-controller-manager"})
-	deps := controller.NewDependencies(cfg, f.env.Kube, f.client, recorder, nil)
+	deps := controller.NewDependencies(cfg, kube, client, recorder, nil)
 	deps.Clock = clk
 	bk, err := backup.NewBackupController(deps)
 	if err != nil {

@@ -63,6 +63,8 @@ type sc struct {
 	chk   *checker
 	mgr   *operator.Manager
 	opts  scOptions
+	// chart is the chart RBAC the supervised operator runs with.
+	chart *operator.ChartRelease
 }
 
 // start prepares a scenario and deploys the cluster until it has converged; the checker runs from

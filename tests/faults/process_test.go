@@ -38,14 +38,22 @@ func (s *sc) startOperatorProcess(name string) *operatorProcess {
 	if s.opts.cp != nil {
 		kubeconfig = s.opts.cp.kubeconfig
 	}
+	// The process authenticates as the chart's ServiceAccount, with the chart's permission flags.
+	chart := operator.ChartCredentials(s.t, kubeconfig, s.env.Namespace, false, operator.Chart{})
 	logf, err := os.Create(filepath.Join(s.t.TempDir(), name+".log"))
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig, "--namespace="+s.env.Namespace, "--cluster-scoped=false",
+	args := []string{"--kubeconfig=" + chart.Kubeconfig, "--namespace=" + s.env.Namespace, "--cluster-scoped=false",
 		"--resync-duration=5s", "--status-refresh-interval=10s", "--status-progress-interval=2s", "--workers=2",
-		"--metrics-addr="+operator.FreeAddr(s.t), "--health-addr="+operator.FreeAddr(s.t),
-		"--leader-lease-duration=15s", "--leader-renew-deadline=10s", "--leader-retry-period=2s", "--shutdown-grace-period=2s")
+		"--metrics-addr=" + operator.FreeAddr(s.t), "--health-addr=" + operator.FreeAddr(s.t),
+		"--leader-lease-duration=15s", "--leader-renew-deadline=10s", "--leader-retry-period=2s", "--shutdown-grace-period=2s"}
+	for _, a := range chart.Args {
+		if strings.HasPrefix(a, "-cluster-permission-") {
+			args = append(args, a)
+		}
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"HTTP_PROXY=" + pdProxyOf(s.t).URL(), "NO_PROXY=127.0.0.1,localhost"}
 	cmd.Stdout, cmd.Stderr = logf, logf

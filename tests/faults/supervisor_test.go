@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/cmd/controller-manager/app"
 	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
 // maxOperatorExits bounds the restarts of a supervised operator: more exits than this in one
@@ -38,6 +39,12 @@ type supervisedOperator struct {
 
 // startSupervisedOperator starts the first operator; the supervisor stops at the scenario's cleanup.
 func (s *sc) startSupervisedOperator() *supervisedOperator {
+	opts, err := s.managerOptions()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	// Every run of the operator authenticates as the chart's ServiceAccount (tests/operator).
+	s.chart = operator.ChartCredentials(s.t, opts.Kubeconfig, opts.Controller.Namespace, opts.Controller.ClusterScoped, operator.Chart{})
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &supervisedOperator{cancel: cancel, done: make(chan struct{})}
 	go p.loop(ctx, s)
@@ -122,6 +129,12 @@ func (s *sc) managerOptions() (*app.Options, error) {
 	opts.ShutdownGraceTime = 2 * time.Second
 	if s.opts.manager != nil {
 		s.opts.manager(opts)
+	}
+	if s.chart != nil {
+		opts.Kubeconfig = s.chart.Kubeconfig
+		if err := operator.SetChartFlags(opts, s.chart.Args); err != nil {
+			return nil, err
+		}
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("manager options: %w", err)

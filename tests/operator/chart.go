@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,20 +229,31 @@ func serviceAccountKubeconfig(ctx context.Context, t testing.TB, admin *rest.Con
 }
 
 // ApplyChartFlags sets on opts the flags of the chart's Deployment that say
-// what the chart granted (the --cluster-permission-* flags), so the
-// operator reads only what its RBAC allows, as in a Helm install. The
-// test's own settings (addresses, periods, images) are kept.
+// what the chart granted (SetChartFlags), failing the test on an error.
 func ApplyChartFlags(t testing.TB, opts *app.Options, args []string) {
 	t.Helper()
+	if err := SetChartFlags(opts, args); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SetChartFlags sets on opts the flags of the chart's Deployment (args)
+// that say what the chart granted, the --cluster-permission-* flags, so the
+// operator reads only what its RBAC allows, as in a Helm install; the
+// test's own settings (addresses, periods, images) are kept. It fails when
+// args do not parse or render another -cluster-scoped than opts run.
+func SetChartFlags(opts *app.Options, args []string) error {
 	chart := app.NewOptions()
 	fs := flag.NewFlagSet("chart", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	chart.AddFlags(fs)
 	fs.Int("v", 0, "klog verbosity (the chart's -v)")
 	if err := fs.Parse(args); err != nil {
-		t.Fatalf("the chart's controller-manager arguments %q: %v", args, err)
+		return fmt.Errorf("the chart's controller-manager arguments %q: %w", args, err)
 	}
 	if chart.Controller.ClusterScoped != opts.Controller.ClusterScoped {
-		t.Fatalf("the chart renders -cluster-scoped=%t, the test runs %t", chart.Controller.ClusterScoped, opts.Controller.ClusterScoped)
+		return fmt.Errorf("the chart renders -cluster-scoped=%t, the test runs %t", chart.Controller.ClusterScoped, opts.Controller.ClusterScoped)
 	}
 	opts.ClusterPermNode, opts.ClusterPermPV, opts.ClusterPermSC = chart.ClusterPermNode, chart.ClusterPermPV, chart.ClusterPermSC
+	return nil
 }
