@@ -8,7 +8,7 @@ GOFLAGS_BUILD ?= -trimpath
 LDFLAGS   ?= -s -w
 UNIT_PKGS ?= ./pkg/... ./cmd/... ./hack/archcheck/...
 
-.PHONY: all build test test-unit test-integration verify fmt vet lint codegen crds \
+.PHONY: all build tools test test-unit test-integration verify fmt vet lint codegen crds \
         verify-codegen verify-crds local-up local-down local-status bench clean
 
 all: build
@@ -25,17 +25,25 @@ build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/tidb-simulator ./cmd/tidb-simulator
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/backup-manager ./cmd/backup-manager
 
-## test: unit tests, then integration tests against a real local control plane
-test: test-unit test-integration
+## tools: install or build, once, what the tests need besides Go (Debian packages incl. MariaDB and
+## Prometheus, the control plane, helm, versitygw, Azurite; hack/ensure-tools.sh). The test targets
+## run it first unless SKIP_TOOLS=1
+tools:
+	hack/ensure-tools.sh
 
-## test-unit: tests that need no cluster (client-go fakes, seeded indexers, httptest)
-test-unit:
+TOOLS_PREREQ := $(if $(filter 1,$(SKIP_TOOLS)),,tools)
+
+## test: unit tests, then integration tests against a real local control plane
+test: $(TOOLS_PREREQ) test-unit test-integration
+
+## test-unit: tests that need no cluster (client-go fakes, seeded indexers, httptest, a private MariaDB)
+test-unit: $(TOOLS_PREREQ)
 	$(GO) test -count=1 $(UNIT_PKGS)
 	$(GO) test -count=1 -tags bench ./tests/bench
 
 ## test-integration: starts a private local control plane, runs ./tests/... against it, stops it
 ## (tests/faults runs its representative subset there; `make faults` runs every scenario)
-test-integration:
+test-integration: $(TOOLS_PREREQ)
 	hack/test-integration.sh
 
 ## faults: every scenario of the fault suite (FAULTS=all, docs/reliability.md) on a private control
