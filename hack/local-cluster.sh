@@ -140,6 +140,7 @@ start_apiserver() {
     --client-ca-file="${pki}/ca.crt" --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="${pki}/sa.pub" --service-account-signing-key-file="${pki}/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=Node,RBAC --allow-privileged=true \
+    --enable-admission-plugins=OwnerReferencesPermissionEnforcement \
     --endpoint-reconciler-type=none --requestheader-client-ca-file="${pki}/front-proxy-ca.crt" \
     --requestheader-allowed-names=front-proxy-client --requestheader-username-headers=X-Remote-User \
     --requestheader-group-headers=X-Remote-Group --requestheader-extra-headers-prefix=X-Remote-Extra- \

@@ -45,7 +45,7 @@ func TestNamespacedWithoutClusterPermissions(t *testing.T) {
 	}
 	f := &clusterFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), name: "resize"}
 	framework.ApplyYAML(t, env.Ctx, fmt.Sprintf(resizeCluster, "kwok-expandable"), env.Namespace)
-	f.waitReady(t, "resize is Ready without cluster-wide permissions", nil)
+	f.waitReady(t, "resize is Ready without cluster-wide permissions", func(*v1alpha1.TidbCluster) bool { return true })
 
 	tc, err := f.get(env.Ctx)
 	if err != nil {

@@ -6,60 +6,23 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubetidb/tidb-operator/pkg/simulator"
 	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
 // chartDir is the chart under test.
 func chartDir() string { return filepath.Join(framework.RepoRoot(), "charts", "tidb-operator") }
-
-var (
-	helmOnce sync.Once
-	helmPath string
-	helmErr  error
-)
-
-// helmBinary returns the cached helm, building it with
-// `hack/local-cluster.sh build-helm` (about a minute, once) when missing.
-func helmBinary(t *testing.T) string {
-	t.Helper()
-	helmOnce.Do(func() {
-		helmPath = framework.BinPath("helm")
-		if _, err := os.Stat(helmPath); err == nil {
-			return
-		}
-		cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "local-cluster.sh"), "build-helm")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			helmErr = err
-			helmPath = out.String()
-			return
-		}
-		_, helmErr = os.Stat(helmPath)
-	})
-	if helmErr != nil {
-		t.Fatalf("building helm with hack/local-cluster.sh build-helm: %v\n%s", helmErr, helmPath)
-	}
-	return helmPath
-}
 
 // runHelm runs the cached helm against the test cluster with private
 // config/cache/data dirs (nothing of the user's helm setup is read) and
@@ -75,13 +38,9 @@ func runHelm(t *testing.T, args ...string) (string, string) {
 
 func runHelmErr(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, helmBinary(t), append(args, "--kubeconfig", framework.KubeconfigPath())...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_CACHE_HOME=" + filepath.Join(home, "cache"),
-		"HELM_DATA_HOME=" + filepath.Join(home, "data")}
+	cmd := operator.HelmCommand(ctx, t, append(args, "--kubeconfig", framework.KubeconfigPath())...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -113,35 +72,13 @@ func releaseName(namespace string) string {
 }
 
 // serviceAccountKubeconfig writes a kubeconfig that authenticates as the
-// ServiceAccount namespace/name with a TokenRequest token (1h), trusting the
-// admin config's CA, and returns its path.
+// chart's ServiceAccount (name) in namespace (operator.ServiceAccountKubeconfig).
 func serviceAccountKubeconfig(t *testing.T, env *framework.Env, namespace, name string) string {
 	t.Helper()
-	tr, err := env.Kube.CoreV1().ServiceAccounts(namespace).CreateToken(env.Ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("TokenRequest for %s/%s: %v", namespace, name, err)
+	if name != operator.ChartServiceAccount {
+		t.Fatalf("ServiceAccount %s is not the chart's %s", name, operator.ChartServiceAccount)
 	}
-	ca := env.Config.CAData
-	if len(ca) == 0 && env.Config.CAFile != "" {
-		if ca, err = os.ReadFile(env.Config.CAFile); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(ca) == 0 {
-		t.Fatal("the admin config carries no CA to trust")
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: ca}
-	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["sa"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "sa", Namespace: namespace}
-	cfg.CurrentContext = "sa"
-	path := filepath.Join(t.TempDir(), "sa.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return operator.ServiceAccountKubeconfig(env.Ctx, t, env.Config, env.Kube, namespace)
 }
 
 // canI asks the API server (as admin, impersonating subject) whether subject

@@ -47,16 +47,17 @@ func TestClusterScopedChartRBACDrivesBasicToReady(t *testing.T) {
 	checkPermissions(t, sa, []permission{
 		{"list", "tidbclusters.pingcap.com", "", true},
 		{"watch", "statefulsets.apps", "", true},
-		{"update", "tidbclusters.pingcap.com#status", ns, true},
+		{"patch", "tidbclusters.pingcap.com#status", ns, true},
 		{"patch", "tidbclusters.pingcap.com", ns, true}, // smooth-upgrade annotations
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},
 		{"list", "tidbmonitors.pingcap.com", "", true},
-		{"patch", "tidbinitializers.pingcap.com#status", ns, true},
+		{"patch", "tidbinitializers.pingcap.com#status", ns, false},
 		{"update", "tidbinitializers.pingcap.com#status", ns, true}, // mirrors its Job
 		{"create", "jobs.batch", ns, true},                          // backup, restore and initializer Jobs
 		{"update", "tidbdashboards.pingcap.com#finalizers", ns, true},
-		{"patch", "tidbngmonitorings.pingcap.com", ns, true},
+		{"patch", "tidbngmonitorings.pingcap.com#status", ns, true},
+		{"patch", "tidbngmonitorings.pingcap.com", ns, false}, // never the user's spec or metadata
 		{"delete", "tidbmonitors.pingcap.com", ns, false},
 		{"create", "statefulsets.apps", ns, true},
 		{"delete", "statefulsets.apps", ns, true}, // suspendAction
@@ -130,7 +131,7 @@ func TestNamespacedChartRBACDrivesBasicToReady(t *testing.T) {
 	sa := "system:serviceaccount:" + ns + ":" + serviceAccount
 	checkPermissions(t, sa, []permission{
 		{"list", "tidbclusters.pingcap.com", ns, true},
-		{"update", "tidbclusters.pingcap.com#status", ns, true},
+		{"patch", "tidbclusters.pingcap.com#status", ns, true},
 		{"patch", "tidbclusters.pingcap.com", ns, true}, // smooth-upgrade annotations
 		{"patch", "backups.pingcap.com#status", ns, true},
 		{"patch", "restores.pingcap.com#status", ns, true},

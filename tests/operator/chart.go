@@ -74,7 +74,7 @@ func ChartCredentials(t testing.TB, adminKubeconfig, namespace string, clusterSc
 	for _, doc := range strings.Split(manifest, "\n---") {
 		applyChartObject(ctx, t, kube, rel, doc)
 	}
-	rel.Kubeconfig = serviceAccountKubeconfig(ctx, t, cfg, kube, namespace)
+	rel.Kubeconfig = ServiceAccountKubeconfig(ctx, t, cfg, kube, namespace)
 	return rel
 }
 
@@ -157,10 +157,7 @@ func renderChart(t testing.TB, rel *ChartRelease, clusterScoped bool, set []stri
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	home := t.TempDir()
-	cmd := exec.Command(HelmBinary(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HELM_CONFIG_HOME=" + filepath.Join(home, "config"),
-		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
+	cmd := HelmCommand(context.Background(), t, args...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
@@ -199,10 +196,22 @@ func HelmBinary(t testing.TB) string {
 	return helmPath
 }
 
-// serviceAccountKubeconfig writes a kubeconfig that authenticates as the
+// HelmCommand is the cached helm (HelmBinary) with args and private
+// config, cache and data dirs, so nothing of the user's helm setup is read.
+func HelmCommand(ctx context.Context, t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, HelmBinary(t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HELM_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
+	return cmd
+}
+
+// ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
 // chart's ServiceAccount in namespace with a TokenRequest token (1h),
-// trusting the admin config's CA, and returns its path.
-func serviceAccountKubeconfig(ctx context.Context, t testing.TB, admin *rest.Config, kube kubernetes.Interface, namespace string) string {
+// trusting the admin config's CA, and returns its path. It fails the test
+// when the token cannot be had.
+func ServiceAccountKubeconfig(ctx context.Context, t testing.TB, admin *rest.Config, kube kubernetes.Interface, namespace string) string {
 	t.Helper()
 	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, ChartServiceAccount, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},

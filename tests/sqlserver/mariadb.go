@@ -1,6 +1,6 @@
 // Package sqlserver starts a private MariaDB server on loopback for tests
 // that need a real MySQL-protocol server: Debian's mariadb-server
-// (mariadb-install-db and /usr/sbin/mariadbd; .ci/run installs it), a fresh
+// (mariadb-install-db and /usr/sbin/mariadbd; `make tools` installs it), a fresh
 // data directory per server, and the state a new TiDB cluster starts in —
 // user 'root'@'%' with an empty password. Test support only.
 package sqlserver
@@ -201,7 +201,7 @@ func lookPath(candidates []string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New(candidates[0] + " not found: install Debian's mariadb-server (.ci/run does)")
+	return "", errors.New(candidates[0] + " not found: install Debian's mariadb-server (`make tools` does)")
 }
 
 func freePort() (int, error) {

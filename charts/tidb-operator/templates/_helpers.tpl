@@ -48,11 +48,16 @@ docs/user-guide.md "Permissions" for why each is needed). Shared by the ClusterR
 and the Role in the release namespace (namespaced mode).
 */}}
 {{- define "tidb-operator.rules" -}}
-# TidbClusters, Backups, Restores, BackupSchedules: informers (list/watch), the status writer's
-# re-read on conflict (get).
+# TidbClusters, Backups, Restores, BackupSchedules: informers (watch; list where the API server
+# cannot stream an informer's initial list as a watch). A BackupSchedule re-reads a Backup whose create
+# answered AlreadyExists (get); each cluster's discovery Role is granted get on its TidbCluster, which
+# RBAC allows only to a holder of it.
 - apiGroups: [pingcap.com]
   resources: [tidbclusters, backups, restores, backupschedules]
-  verbs: [get, list, watch]
+  verbs: [list, watch]
+- apiGroups: [pingcap.com]
+  resources: [tidbclusters, backups]
+  verbs: [get]
 # A TidbCluster's own annotations record rollout progress that must survive an operator restart
 # (TiDB's smooth upgrade: tidb.pingcap.com/smooth-upgrade-*), by merge patch.
 - apiGroups: [pingcap.com]
@@ -61,7 +66,7 @@ and the Role in the release namespace (namespaced mode).
 # Status is written once per sync through the status subresource, as a JSON patch.
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/status]
-  verbs: [update, patch]
+  verbs: [patch]
 # An invalid Backup or Restore gets an Invalid condition and phase, patched through the status
 # subresource (BackupSchedules have no condition: their validation is reported by events only).
 - apiGroups: [pingcap.com]
@@ -105,16 +110,20 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [tidbclusters/finalizers]
   verbs: [update]
-# TidbInitializers, TidbMonitors, TidbDashboards, TidbNGMonitorings: cached (list/watch), re-read
-# (get), their metadata written (update, patch: finalizers, annotations), their status written through
-# the subresource (update, patch), and the finalizers subresource for the blockOwnerDeletion owner
-# references of their children (see tidbclusters above).
+# TidbInitializers, TidbMonitors, TidbDashboards, TidbNGMonitorings: cached (list/watch; never
+# written but for their status), their status written through the subresource (TidbInitializer and
+# TidbMonitor by update guarded by resourceVersion, TidbDashboard and TidbNGMonitoring by a UID-guarded
+# JSON patch), and the finalizers subresource for the blockOwnerDeletion owner references of their
+# children (see tidbclusters above).
 - apiGroups: [pingcap.com]
   resources: [tidbinitializers, tidbmonitors, tidbdashboards, tidbngmonitorings]
-  verbs: [get, list, watch, update, patch]
+  verbs: [list, watch]
 - apiGroups: [pingcap.com]
-  resources: [tidbinitializers/status, tidbmonitors/status, tidbdashboards/status, tidbngmonitorings/status]
-  verbs: [update, patch]
+  resources: [tidbinitializers/status, tidbmonitors/status]
+  verbs: [update]
+- apiGroups: [pingcap.com]
+  resources: [tidbdashboards/status, tidbngmonitorings/status]
+  verbs: [patch]
 - apiGroups: [pingcap.com]
   resources: [tidbinitializers/finalizers, tidbmonitors/finalizers, tidbdashboards/finalizers, tidbngmonitorings/finalizers]
   verbs: [update]
@@ -147,7 +156,7 @@ and the Role in the release namespace (namespaced mode).
 # failover the failed member's data volume (delete).
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
-  verbs: [get, list, watch, patch, delete]
+  verbs: [list, watch, patch, delete]
 # Secrets: get <tc>-cluster-client-secret for TLS clusters; list/watch because the operator grants
 # the per-cluster discovery Role get/list/watch on secrets, and RBAC lets a user grant only what it
 # holds (the alternative, escalate + bind on roles, would be strictly more power).
