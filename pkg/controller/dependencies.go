@@ -117,6 +117,17 @@ func (c *CLIConfig) ApplyClusterPermissions(perms ClusterPermissions) {
 	c.ManagePersistentVolumes = c.ManagePersistentVolumes && perms.PersistentVolumes
 }
 
+// PVsDenied names, for the Unsupported condition of an object whose pods
+// have PVCs, what is not done when cfg does not let the operator patch PVs
+// (a namespaced install without the chart's
+// controllerManager.clusterPermissions.persistentvolumes); "" when it may.
+func PVsDenied(cfg *CLIConfig) string {
+	if cfg == nil || cfg.ManagePersistentVolumes {
+		return ""
+	}
+	return "the PVs' reclaim policy (Retain) and labels (needs the chart value controllerManager.clusterPermissions.persistentvolumes)"
+}
+
 // DefaultCLIConfig returns the defaults of the TiDB Operator's flags.
 func DefaultCLIConfig() *CLIConfig {
 	return &CLIConfig{

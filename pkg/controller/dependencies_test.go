@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,5 +114,19 @@ func TestApplyClusterPermissions(t *testing.T) {
 	c.ApplyClusterPermissions(ClusterPermissions{Nodes: true, PersistentVolumes: true, StorageClasses: true})
 	if !c.ReadNodes || !c.ReadStorageClasses || c.ManagePersistentVolumes {
 		t.Errorf("--manage-persistent-volumes=false must stay off: %+v", c)
+	}
+}
+
+// TestPVsDenied checks that only an operator that may not patch PVs names
+// it, with the chart value that grants it.
+func TestPVsDenied(t *testing.T) {
+	c := DefaultCLIConfig()
+	if got := PVsDenied(c); got != "" || PVsDenied(nil) != "" {
+		t.Errorf("PVsDenied with the permission = %q", got)
+	}
+	c.ClusterScoped = false
+	c.ApplyClusterPermissions(ClusterPermissions{Nodes: true, StorageClasses: true})
+	if got := PVsDenied(c); !strings.Contains(got, "clusterPermissions.persistentvolumes") {
+		t.Errorf("PVsDenied without the permission = %q", got)
 	}
 }

@@ -47,20 +47,23 @@ type Control struct {
 	client   versioned.Interface
 	recorder record.EventRecorder
 	reports  *reporter
+	// pvsDenied names what a persistent monitor misses without PVs (controller.PVsDenied).
+	pvsDenied string
 }
 
 // NewControl returns the control over deps' write layer, listers, clientset
 // and recorder.
 func NewControl(deps *controller.Dependencies) *Control {
 	return &Control{
-		applier:  controller.NewApplier(deps),
-		clusters: deps.TiDBClusterLister,
-		sets:     deps.StatefulSetLister,
-		pvcs:     deps.PVCLister,
-		pvs:      deps.PVLister,
-		client:   deps.Clientset,
-		recorder: deps.Recorder,
-		reports:  newReporter(deps.Recorder),
+		applier:   controller.NewApplier(deps),
+		clusters:  deps.TiDBClusterLister,
+		sets:      deps.StatefulSetLister,
+		pvcs:      deps.PVCLister,
+		pvs:       deps.PVLister,
+		client:    deps.Clientset,
+		recorder:  deps.Recorder,
+		reports:   newReporter(deps.Recorder),
+		pvsDenied: controller.PVsDenied(deps.CLIConfig),
 	}
 }
 
@@ -129,6 +132,9 @@ func Validate(tm *v1alpha1.TidbMonitor) string {
 // is) and records one Warning per generation naming the fields.
 func (c *Control) reportUnsupported(tm *v1alpha1.TidbMonitor, status *v1alpha1.TidbMonitorStatus) {
 	fields := monitor.Unsupported(tm)
+	if c.pvsDenied != "" && tm.Spec.Persistent {
+		fields = append(fields, c.pvsDenied)
+	}
 	if len(fields) == 0 {
 		c.reports.clear(tm, ReasonUnsupported)
 		meta.RemoveStatusCondition(&status.Conditions, ConditionUnsupported)

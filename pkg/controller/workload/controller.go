@@ -53,7 +53,8 @@ type Controller[T Object[T]] struct {
 // recorder). It fails when a handler cannot be registered.
 func NewController[T Object[T]](deps *controller.Dependencies, name string, kind Kind[T]) (*Controller[T], error) {
 	c := &Controller[T]{kind: kind, syncer: &Syncer{Clusters: deps.TiDBClusterLister, StatefulSets: deps.StatefulSetLister,
-		PVCs: deps.PVCLister, PVs: deps.PVLister, Writer: controller.NewApplier(deps), Recorder: deps.Recorder}}
+		PVCs: deps.PVCLister, PVs: deps.PVLister, Writer: controller.NewApplier(deps), Recorder: deps.Recorder,
+		PVsDenied: controller.PVsDenied(deps.CLIConfig)}}
 	c.worker = controller.NewWorker(name, c.Sync, deps.Metrics)
 	_, err := kind.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.worker.Enqueue,

@@ -97,6 +97,9 @@ type Syncer struct {
 	PVs          corelisters.PersistentVolumeLister
 	Writer       *apply.Applier
 	Recorder     record.EventRecorder
+	// PVsDenied, when set, names in Unsupported what a workload with PVCs
+	// misses because the operator may not patch PVs (PVs is then nil).
+	PVsDenied string
 }
 
 // Sync reconciles r and returns the status to write. The error is an

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,9 @@ import (
 // when the list is empty) and records one Warning each time the list or the
 // generation changes, as the TidbCluster controller does.
 func (s *Syncer) setUnsupported(st *Status, prev Status, r Request) {
+	if s.PVsDenied != "" && len(r.PodLabels) > 0 {
+		r.Unsupported = append(slices.Clone(r.Unsupported), s.PVsDenied)
+	}
 	if len(r.Unsupported) == 0 {
 		if meta.FindStatusCondition(st.Conditions, ConditionUnsupported) != nil {
 			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionUnsupported,
