@@ -46,6 +46,13 @@ test-unit: $(TOOLS_PREREQ)
 test-integration: $(TOOLS_PREREQ)
 	hack/test-integration.sh
 
+## test-cluster-rbac: the integration suite with every operator holding the credentials of a
+## cluster-scoped install (the chart's ClusterRole; KUBETIDB_TEST_RBAC=cluster-scoped), each still
+## watching only its test's namespace
+.PHONY: test-cluster-rbac
+test-cluster-rbac: $(TOOLS_PREREQ)
+	KUBETIDB_TEST_RBAC=cluster-scoped hack/test-integration.sh
+
 ## faults: every scenario of the fault suite (FAULTS=all, docs/reliability.md) on a private control
 ## plane; prints the figures table, also kept in $(OUTPUT)/faults/figures.md
 .PHONY: faults

@@ -39,7 +39,7 @@ func startClockedOperator(t *testing.T, f *jobFixture, clk *clocktesting.FakeClo
 	cfg.ResyncDuration = 5 * time.Second
 	cfg.ManagePersistentVolumes = false
 	// The controllers authenticate as the chart's ServiceAccount (tests/operator).
-	chart := operator.ChartCredentials(t, framework.KubeconfigPath(), f.env.Namespace, false, operator.Chart{})
+	chart := operator.ChartCredentials(t, framework.KubeconfigPath(), f.env.Namespace, operator.ClusterScopedRBAC(), operator.Chart{})
 	rc, err := clientcmd.BuildConfigFromFlags("", chart.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestNamespacedWithoutClusterPermissions(t *testing.T) {
 	startSimulator(t, env)
 	off := []string{"controllerManager.clusterPermissions.nodes=false",
 		"controllerManager.clusterPermissions.persistentvolumes=false", "controllerManager.clusterPermissions.storageclasses=false"}
-	mgr := operator.StartManagerWith(t, env.Namespace, &operator.Chart{Set: off}, func(o *app.Options) {
+	mgr := operator.StartManagerWith(t, env.Namespace, &operator.Chart{Set: off, Namespaced: true}, func(o *app.Options) {
 		o.Controller.DetectNodeFailure = true
 	})
 	if _, err := env.Kube.RbacV1().ClusterRoles().Get(env.Ctx, mgr.Release.Name+":tidb-controller-manager", metav1.GetOptions{}); err == nil {

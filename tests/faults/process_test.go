@@ -39,7 +39,7 @@ func (s *sc) startOperatorProcess(name string) *operatorProcess {
 		kubeconfig = s.opts.cp.kubeconfig
 	}
 	// The process authenticates as the chart's ServiceAccount, with the chart's permission flags.
-	chart := operator.ChartCredentials(s.t, kubeconfig, s.env.Namespace, false, operator.Chart{})
+	chart := operator.ChartCredentials(s.t, kubeconfig, s.env.Namespace, operator.ClusterScopedRBAC(), operator.Chart{})
 	logf, err := os.Create(filepath.Join(s.t.TempDir(), name+".log"))
 	if err != nil {
 		s.t.Fatal(err)

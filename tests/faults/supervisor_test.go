@@ -44,7 +44,8 @@ func (s *sc) startSupervisedOperator() *supervisedOperator {
 		s.t.Fatal(err)
 	}
 	// Every run of the operator authenticates as the chart's ServiceAccount (tests/operator).
-	s.chart = operator.ChartCredentials(s.t, opts.Kubeconfig, opts.Controller.Namespace, opts.Controller.ClusterScoped, operator.Chart{})
+	s.chart = operator.ChartCredentials(s.t, opts.Kubeconfig, opts.Controller.Namespace,
+		opts.Controller.ClusterScoped || operator.ClusterScopedRBAC(), operator.Chart{})
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &supervisedOperator{cancel: cancel, done: make(chan struct{})}
 	go p.loop(ctx, s)

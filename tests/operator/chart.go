@@ -39,6 +39,9 @@ const ChartServiceAccount = "tidb-controller-manager"
 // clusterScoped and the release namespace come from the operator's options.
 type Chart struct {
 	Set []string
+	// Namespaced renders clusterScoped=false whatever EnvRBAC says (a test
+	// of namespaced mode itself).
+	Namespaced bool
 }
 
 // ChartRelease is what ChartCredentials installed for one operator.
@@ -250,7 +253,8 @@ func ApplyChartFlags(t testing.TB, opts *app.Options, args []string) {
 // that say what the chart granted, the --cluster-permission-* flags, so the
 // operator reads only what its RBAC allows, as in a Helm install; the
 // test's own settings (addresses, periods, images) are kept. It fails when
-// args do not parse or render another -cluster-scoped than opts run.
+// args do not parse, or are namespaced while opts run cluster-scoped (a
+// namespaced operator may run with cluster-scoped credentials: EnvRBAC).
 func SetChartFlags(opts *app.Options, args []string) error {
 	chart := app.NewOptions()
 	fs := flag.NewFlagSet("chart", flag.ContinueOnError)
@@ -260,8 +264,8 @@ func SetChartFlags(opts *app.Options, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("the chart's controller-manager arguments %q: %w", args, err)
 	}
-	if chart.Controller.ClusterScoped != opts.Controller.ClusterScoped {
-		return fmt.Errorf("the chart renders -cluster-scoped=%t, the test runs %t", chart.Controller.ClusterScoped, opts.Controller.ClusterScoped)
+	if opts.Controller.ClusterScoped && !chart.Controller.ClusterScoped {
+		return fmt.Errorf("the test runs a cluster-scoped operator with the chart's namespaced RBAC")
 	}
 	opts.ClusterPermNode, opts.ClusterPermPV, opts.ClusterPermSC = chart.ClusterPermNode, chart.ClusterPermPV, chart.ClusterPermSC
 	return nil

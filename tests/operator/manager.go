@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -30,6 +31,18 @@ func StartManager(t testing.TB, namespace string, mutate func(*app.Options)) *Ma
 	t.Helper()
 	return StartManagerWith(t, namespace, &Chart{}, mutate)
 }
+
+// EnvRBAC names the environment variable that picks the chart's RBAC the
+// suite runs with: "cluster-scoped" renders the chart with
+// clusterScoped=true (its ClusterRole and the Lease Role) for every
+// operator, which still watches only its test's namespace unless the test
+// asks for more, so parallel tests keep to their own clusters; anything
+// else renders the mode each operator runs (namespaced by default).
+const EnvRBAC = "KUBETIDB_TEST_RBAC"
+
+// ClusterScopedRBAC reports whether the suite runs every operator with the
+// credentials of a cluster-scoped install (EnvRBAC=cluster-scoped).
+func ClusterScopedRBAC() bool { return os.Getenv(EnvRBAC) == "cluster-scoped" }
 
 // StartManagerWith runs the controller-manager in-process, watching only
 // namespace unless mutate makes it cluster-scoped. mutate may change the
@@ -61,7 +74,8 @@ func StartManagerWith(t testing.TB, namespace string, chart *Chart, mutate func(
 	}
 	m := &Manager{Options: opts, done: make(chan error, 1)}
 	if chart != nil {
-		m.Release = ChartCredentials(t, opts.Kubeconfig, opts.Controller.Namespace, opts.Controller.ClusterScoped, *chart)
+		scoped := opts.Controller.ClusterScoped || (ClusterScopedRBAC() && !chart.Namespaced)
+		m.Release = ChartCredentials(t, opts.Kubeconfig, opts.Controller.Namespace, scoped, *chart)
 		opts.Kubeconfig = m.Release.Kubeconfig
 		ApplyChartFlags(t, opts, m.Release.Args)
 	}
