@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,9 +61,9 @@ type ChartRelease struct {
 // objects it renders through adminKubeconfig (ServiceAccount, Roles,
 // ClusterRoles and their bindings: created, or updated when they exist),
 // mints a one-hour token for the ServiceAccount and writes a kubeconfig for
-// it, so the operator runs with exactly what the chart grants. The
-// cluster-wide objects are deleted at test cleanup. It fails the test on
-// any error.
+// it, so the operator runs with exactly what the chart grants, once the
+// authorizer allows it. The cluster-wide objects are owned by the
+// namespace and go with it. It fails the test on any error.
 func ChartCredentials(t testing.TB, adminKubeconfig, namespace string, clusterScoped bool, chart Chart) *ChartRelease {
 	t.Helper()
 	rel := &ChartRelease{Name: "kubetidb-" + namespace[strings.LastIndex(namespace, "-")+1:], Namespace: namespace}
@@ -74,16 +75,26 @@ func ChartCredentials(t testing.TB, adminKubeconfig, namespace string, clusterSc
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, doc := range strings.Split(manifest, "\n---") {
-		applyChartObject(ctx, t, kube, rel, doc)
+	ns, err := kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("namespace %s: %v", namespace, err)
 	}
+	// The cluster-wide objects belong to the test's namespace: they go
+	// with it, after the operator (whose last events may still be on their
+	// way) has stopped.
+	owner := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}}
+	for _, doc := range strings.Split(manifest, "\n---") {
+		applyChartObject(ctx, t, kube, rel, doc, owner)
+	}
+	waitGranted(ctx, t, kube, namespace)
 	rel.Kubeconfig = ServiceAccountKubeconfig(ctx, t, cfg, kube, namespace)
 	return rel
 }
 
 // applyChartObject applies one rendered document: the RBAC kinds are
 // written, the Deployment's arguments kept, everything else skipped.
-func applyChartObject(ctx context.Context, t testing.TB, kube kubernetes.Interface, rel *ChartRelease, doc string) {
+func applyChartObject(ctx context.Context, t testing.TB, kube kubernetes.Interface, rel *ChartRelease, doc string,
+	owner []metav1.OwnerReference) {
 	t.Helper()
 	var head metav1.TypeMeta
 	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
@@ -92,17 +103,15 @@ func applyChartObject(ctx context.Context, t testing.TB, kube kubernetes.Interfa
 	rbac := kube.RbacV1()
 	switch head.Kind {
 	case "ServiceAccount":
-		upsert(ctx, t, doc, &corev1.ServiceAccount{}, kube.CoreV1().ServiceAccounts(rel.Namespace))
+		upsert(ctx, t, doc, &corev1.ServiceAccount{}, kube.CoreV1().ServiceAccounts(rel.Namespace), nil)
 	case "Role":
-		upsert(ctx, t, doc, &rbacv1.Role{}, rbac.Roles(rel.Namespace))
+		upsert(ctx, t, doc, &rbacv1.Role{}, rbac.Roles(rel.Namespace), nil)
 	case "RoleBinding":
-		upsert(ctx, t, doc, &rbacv1.RoleBinding{}, rbac.RoleBindings(rel.Namespace))
+		upsert(ctx, t, doc, &rbacv1.RoleBinding{}, rbac.RoleBindings(rel.Namespace), nil)
 	case "ClusterRole":
-		name := upsert(ctx, t, doc, &rbacv1.ClusterRole{}, rbac.ClusterRoles())
-		cleanupClusterObject(t, name, rbac.ClusterRoles().Delete)
+		upsert(ctx, t, doc, &rbacv1.ClusterRole{}, rbac.ClusterRoles(), owner)
 	case "ClusterRoleBinding":
-		name := upsert(ctx, t, doc, &rbacv1.ClusterRoleBinding{}, rbac.ClusterRoleBindings())
-		cleanupClusterObject(t, name, rbac.ClusterRoleBindings().Delete)
+		upsert(ctx, t, doc, &rbacv1.ClusterRoleBinding{}, rbac.ClusterRoleBindings(), owner)
 	case "Deployment":
 		var d appsv1.Deployment
 		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
@@ -121,13 +130,14 @@ type upserter[T object] interface {
 	Update(context.Context, T, metav1.UpdateOptions) (T, error)
 }
 
-// upsert decodes doc into obj and creates it, or updates it when it exists
-// (a second operator of the same test namespace); it returns its name.
-func upsert[T object](ctx context.Context, t testing.TB, doc string, obj T, c upserter[T]) string {
+// upsert decodes doc into obj, gives it owner, and creates it, or updates
+// it when it exists (a second operator of the same test namespace).
+func upsert[T object](ctx context.Context, t testing.TB, doc string, obj T, c upserter[T], owner []metav1.OwnerReference) {
 	t.Helper()
 	if err := yaml.Unmarshal([]byte(doc), obj); err != nil {
 		t.Fatalf("rendered chart object: %v\n%s", err, doc)
 	}
+	obj.SetOwnerReferences(owner)
 	_, err := c.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
@@ -135,19 +145,31 @@ func upsert[T object](ctx context.Context, t testing.TB, doc string, obj T, c up
 	if err != nil {
 		t.Fatalf("apply the chart's %T %s: %v", obj, obj.GetName(), err)
 	}
-	return obj.GetName()
 }
 
-// cleanupClusterObject deletes a cluster-scoped object of the chart when
-// the test ends (namespaced ones go with the test namespace).
-func cleanupClusterObject(t testing.TB, name string, del func(context.Context, string, metav1.DeleteOptions) error) {
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := del(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete %s: %v", name, err)
-		}
-	})
+// waitGranted waits until the API server's authorizer lets the chart's
+// ServiceAccount update its Lease and watch TidbClusters in namespace: RBAC
+// reaches the authorizer through a watch, so the first request of an
+// operator started at once could otherwise be refused.
+func waitGranted(ctx context.Context, t testing.TB, kube kubernetes.Interface, namespace string) {
+	t.Helper()
+	user := "system:serviceaccount:" + namespace + ":" + ChartServiceAccount
+	for _, attr := range []authorizationv1.ResourceAttributes{
+		{Namespace: namespace, Verb: "update", Group: "coordination.k8s.io", Resource: "leases"},
+		{Namespace: namespace, Verb: "watch", Group: "pingcap.com", Resource: "tidbclusters"},
+	} {
+		framework.WaitFor(t, ctx, 30*time.Second, user+" may "+attr.Verb+" "+attr.Resource, func(ctx context.Context) (bool, error) {
+			sar, err := kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &attr,
+					Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			framework.Observef(ctx, "%+v", sar.Status)
+			return sar.Status.Allowed, nil
+		})
+	}
 }
 
 // renderChart runs `helm template` for rel's RBAC and Deployment.
