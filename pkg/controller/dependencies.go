@@ -26,6 +26,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/client/informers/externalversions"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/metrics"
 )
 
@@ -125,7 +126,7 @@ func PVsDenied(cfg *CLIConfig) string {
 	if cfg == nil || cfg.ManagePersistentVolumes {
 		return ""
 	}
-	return "the PVs' reclaim policy (Retain) and labels (needs the chart value controllerManager.clusterPermissions.persistentvolumes)"
+	return "the PVs' reclaim policy (Retain) and labels (needs the chart value " + component.PersistentVolumePermission + ")"
 }
 
 // DefaultCLIConfig returns the defaults of the TiDB Operator's flags.
