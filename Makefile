@@ -6,7 +6,7 @@ OUTPUT    ?= _output
 BIN_DIR   ?= $(OUTPUT)/bin
 GOFLAGS_BUILD ?= -trimpath
 LDFLAGS   ?= -s -w
-UNIT_PKGS ?= ./pkg/... ./cmd/... ./hack/archcheck/...
+UNIT_PKGS ?= ./pkg/... ./cmd/... ./hack/archcheck/... ./hack/fieldcheck/...
 
 .PHONY: all build tools test test-unit test-integration verify fmt vet lint codegen crds \
         verify-codegen verify-crds local-up local-down local-status bench clean

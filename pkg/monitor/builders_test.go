@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,12 +216,49 @@ func TestShardsSplitTargetsByHash(t *testing.T) {
 func TestUnsupportedNamesWhatIsNotActedOn(t *testing.T) {
 	t.Parallel()
 	got := strings.Join(Unsupported(parseMonitor(t, fullMonitor)), "\n")
-	for _, want := range []string{"spec.kubePrometheusURL", "remoteWrite[0].basicAuth", "queueConfig.maxRetries", "spec.clusters[1].namespace other"} {
+	for _, want := range []string{"spec.kubePrometheusURL", "remoteWrite.basicAuth", "queueConfig.maxRetries", "spec.clusters[1].namespace other"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Unsupported does not name %s:\n%s", want, got)
 		}
 	}
 	if u := Unsupported(parseMonitor(t, basicMonitor)); len(u) != 0 {
 		t.Errorf("basic monitor: unexpected %v", u)
+	}
+}
+
+// TestAlertRulesWithAlertmanagerOrEnableAlertRules: the bundled rules are
+// loaded only with an Alertmanager or enableAlertRules, as v1.6 does.
+func TestAlertRulesWithAlertmanagerOrEnableAlertRules(t *testing.T) {
+	t.Parallel()
+	url := "alertmanager:9093"
+	for _, c := range []struct {
+		name  string
+		set   func(*v1alpha1.TidbMonitor)
+		rules bool
+	}{
+		{"neither", func(*v1alpha1.TidbMonitor) {}, false},
+		{"enableAlertRules", func(tm *v1alpha1.TidbMonitor) { tm.Spec.EnableAlertRules = true }, true},
+		{"alertmanagerURL", func(tm *v1alpha1.TidbMonitor) { tm.Spec.AlertmanagerURL = &url }, true},
+	} {
+		tm := parseMonitor(t, basicMonitor)
+		c.set(tm)
+		got := NewPromConfig(tm, nil, 0, 1).RuleFiles
+		if has := slices.Contains(got, RulesDir+"/*.rules.yml"); has != c.rules {
+			t.Errorf("%s: rule files %v, want the bundled rules %v", c.name, got, c.rules)
+		}
+	}
+}
+
+// TestThanosRoutePrefix: the sidecar reaches Prometheus under
+// spec.thanos.routePrefix.
+func TestThanosRoutePrefix(t *testing.T) {
+	t.Parallel()
+	for prefix, want := range map[string]string{"": "http://127.0.0.1:9090", "/prom/": "http://127.0.0.1:9090/prom",
+		"a/b": "http://127.0.0.1:9090/a/b", "/": "http://127.0.0.1:9090"} {
+		tm := parseMonitor(t, basicMonitor)
+		tm.Spec.Thanos = &v1alpha1.ThanosSpec{RoutePrefix: prefix}
+		if got := thanosContainer(tm).Args[1]; got != "--prometheus.url="+want {
+			t.Errorf("routePrefix %q: %s, want --prometheus.url=%s", prefix, got, want)
+		}
 	}
 }

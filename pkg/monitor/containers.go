@@ -234,6 +234,16 @@ func credential(name string, secret *corev1.SecretKeySelector, literal string) c
 	return corev1.EnvVar{Name: name, Value: literal}
 }
 
+// thanosPrometheusURL is this pod's Prometheus as the sidecar reaches it:
+// under routePrefix when one is set (a Prometheus served below a path).
+func thanosPrometheusURL(routePrefix string) string {
+	u := "http://127.0.0.1:" + strconv.Itoa(PrometheusPort)
+	if p := strings.Trim(path.Clean("/"+routePrefix), "/"); p != "" {
+		u += "/" + p
+	}
+	return u
+}
+
 // thanosContainer is the Thanos sidecar (gRPC 10901, HTTP 10902) over this
 // pod's Prometheus and its TSDB.
 func thanosContainer(tm *v1alpha1.TidbMonitor) corev1.Container {
@@ -244,7 +254,7 @@ func thanosContainer(tm *v1alpha1.TidbMonitor) corev1.Container {
 		listen = "127.0.0.1"
 	}
 	c.Args = []string{"sidecar",
-		"--prometheus.url=http://127.0.0.1:" + strconv.Itoa(PrometheusPort),
+		"--prometheus.url=" + thanosPrometheusURL(t.RoutePrefix),
 		"--tsdb.path=" + path.Join(DataDir, "prometheus"),
 		"--grpc-address=" + listen + ":" + strconv.Itoa(ThanosGRPCPort),
 		"--http-address=" + listen + ":" + strconv.Itoa(ThanosHTTPPort)}

@@ -42,8 +42,10 @@ func Prometheus(tm *v1alpha1.TidbMonitor, targets []Target, shard, shards int32)
 // NewPromConfig builds the configuration of one shard: a job per component
 // of each target (pods found by kubernetes_sd in the target's namespace,
 // kept by the operator's instance and component labels and the
-// prometheus.io annotations), the external labels, rules, Alertmanager and
-// remote write targets of the spec.
+// prometheus.io annotations), the external labels, Alertmanager and remote
+// write targets of the spec; the bundled alert rules only with an
+// Alertmanager or enableAlertRules (as v1.6), the rules of ruleConfigRef
+// always.
 func NewPromConfig(tm *v1alpha1.TidbMonitor, targets []Target, shard, shards int32) *PromConfig {
 	cfg := &PromConfig{
 		Global: PromGlobal{
@@ -51,14 +53,18 @@ func NewPromConfig(tm *v1alpha1.TidbMonitor, targets []Target, shard, shards int
 			EvaluationInterval: ScrapeInterval,
 			ExternalLabels:     externalLabels(tm),
 		},
-		RuleFiles:   []string{RulesDir + "/*.rules.yml"},
 		RemoteWrite: remoteWrites(tm.Spec.Prometheus.RemoteWrite),
+	}
+	alerting := tm.Spec.AlertmanagerURL != nil && *tm.Spec.AlertmanagerURL != ""
+	if alerting || tm.Spec.EnableAlertRules {
+		cfg.RuleFiles = []string{RulesDir + "/*.rules.yml"}
 	}
 	if c := tm.Spec.Prometheus.Config; c != nil && c.RuleConfigRef != nil {
 		cfg.RuleFiles = append(cfg.RuleFiles, ExternalRulesDir+"/*")
 	}
-	if u := tm.Spec.AlertmanagerURL; u != nil && *u != "" {
-		cfg.Alerting = &PromAlerting{Alertmanagers: []AlertmanagerConfig{{StaticConfigs: []StaticConfig{{Targets: []string{*u}}}}}}
+	if alerting {
+		u := *tm.Spec.AlertmanagerURL
+		cfg.Alerting = &PromAlerting{Alertmanagers: []AlertmanagerConfig{{StaticConfigs: []StaticConfig{{Targets: []string{u}}}}}}
 	}
 	cfg.ScrapeConfigs = []ScrapeConfig{}
 	for _, t := range targets {

@@ -126,7 +126,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"With --cluster-scoped=false: the operator may list, watch and patch PersistentVolumes (spec.pvReclaimPolicy, meta labels on PVs). Cluster-scoped implies it.")
 	fs.BoolVar(&o.ClusterPermSC, "cluster-permission-sc", false,
 		"With --cluster-scoped=false: the operator may get StorageClasses (PVC growth). Cluster-scoped implies it.")
-	fs.BoolVar(&o.TestMode, "test-mode", false, "Accepted for compatibility; has no effect.")
+	fs.BoolVar(&o.TestMode, "test-mode", false, "Accepted for compatibility with the TiDB Operator (whose e2e tests it slowed down); has no effect here, and a warning is logged when set.")
 	fs.StringVar(&o.Features, "features", "", "Feature gates k=v,... (StableScheduling, AdvancedStatefulSet, VolumeModifying, VolumeReplacing); only VolumeModifying is acted on.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", os.Getenv("MEMORY_LIMIT"),
 		"The container's memory limit (e.g. 512Mi; the chart passes limits.memory); the Go runtime is asked to stay under 90% of it, unless GOMEMLIMIT is set. Default: $MEMORY_LIMIT, else none.")
@@ -219,6 +219,9 @@ func (o *Options) applyFeatures(logger klog.Logger) {
 		if on && !knownFeatures[k] {
 			logger.Info("WARNING: feature gate accepted but not implemented by this operator", "feature", k)
 		}
+	}
+	if o.TestMode {
+		logger.Info("WARNING: flag accepted but not acted on by this operator: the TiDB Operator's test pauses are not added", "flag", "--test-mode")
 	}
 }
 

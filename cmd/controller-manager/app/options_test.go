@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/pkg/version"
@@ -54,5 +55,23 @@ func TestFeatureGates(t *testing.T) {
 		if err := o.Validate(); err == nil {
 			t.Errorf("--features=%s accepted", bad)
 		}
+	}
+}
+
+// TestTestModeIsNamed: --test-mode is accepted and, since it changes
+// nothing here, named in a warning.
+func TestTestModeIsNamed(t *testing.T) {
+	t.Parallel()
+	var logged []string
+	logger := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	o := NewOptions()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--test-mode"}); err != nil {
+		t.Fatalf("--test-mode refused: %v", err)
+	}
+	o.applyFeatures(logger)
+	if len(logged) != 1 || !strings.Contains(logged[0], "--test-mode") {
+		t.Errorf("logged %q, want one warning naming --test-mode", logged)
 	}
 }

@@ -15,6 +15,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,6 +79,12 @@ type Kind[T Object] struct {
 	// "" when there is none, so that a restarted operator does not repeat
 	// the Warning event of an invalid spec its predecessor reported.
 	InvalidMessage func(obj T) string
+	// Unsupported names the fields obj sets that this operator version
+	// accepts and does not act on (the kind's registry in
+	// pkg/apis/pingcap/v1alpha1/unsupported); nil for none. They are named
+	// in one Warning per generation: these kinds' conditions set their
+	// phase, so no condition carries them.
+	Unsupported func(obj T) []string
 }
 
 // reported is what the last event of an object said, to record each
@@ -94,8 +101,9 @@ type Controller[T Object] struct {
 	recorder record.EventRecorder
 	worker   *controller.Worker
 
-	mu       sync.Mutex
-	reported map[string]reported // key -> last event recorded
+	mu          sync.Mutex
+	reported    map[string]reported // key -> last event recorded
+	unsupported map[string]reported // key -> last Unsupported event recorded
 }
 
 // New returns the controller named name (its queue and metric label) for
@@ -104,7 +112,7 @@ type Controller[T Object] struct {
 // cannot be registered (a stopped informer).
 func New[T Object](name string, kind Kind[T], informer cache.SharedIndexInformer,
 	recorder record.EventRecorder, m *metrics.Metrics) (*Controller[T], error) {
-	c := &Controller[T]{kind: kind, recorder: recorder, reported: map[string]reported{}}
+	c := &Controller[T]{kind: kind, recorder: recorder, reported: map[string]reported{}, unsupported: map[string]reported{}}
 	c.worker = controller.NewWorker(name, c.sync, m)
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.worker.Enqueue,
@@ -138,6 +146,7 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.mu.Lock()
 		delete(c.reported, key)
+		delete(c.unsupported, key)
 		c.mu.Unlock()
 		if c.kind.Gone != nil {
 			return c.kind.Gone(ctx, ns, name)
@@ -173,12 +182,34 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	if message != "" {
 		return flow.Ignore(fmt.Errorf("%s %s has an invalid spec: %s", c.kind.Name, key, message))
 	}
+	c.warnUnsupported(key, obj)
 	if wrote {
 		// The cached object predates the write that removed the Invalid
 		// condition: run on the next sync, from the object the write made.
 		return flow.RequeueAfter(controller.ChildUpdateDelay, "%s %s is valid again", c.kind.Name, key)
 	}
 	return c.kind.Run(ctx, obj)
+}
+
+// warnUnsupported records a Warning naming the fields obj sets that are
+// not acted on, once per generation and list.
+func (c *Controller[T]) warnUnsupported(key string, obj T) {
+	if c.kind.Unsupported == nil {
+		return
+	}
+	fields := c.kind.Unsupported(obj)
+	msg := ""
+	if len(fields) > 0 {
+		msg = "accepted but not acted on by this operator version: " + strings.Join(fields, ", ")
+	}
+	now := reported{uid: obj.GetUID(), generation: obj.GetGeneration(), message: msg}
+	c.mu.Lock()
+	last, seen := c.unsupported[key]
+	c.unsupported[key] = now
+	c.mu.Unlock()
+	if msg != "" && (!seen || last != now) {
+		c.recorder.Event(obj, corev1.EventTypeWarning, ReasonUnsupported, msg)
+	}
 }
 
 // recordOnce records the verdict on obj unless the same verdict was already

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/unsupported"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/label"
@@ -44,6 +45,7 @@ func NewBackupController(deps *controller.Dependencies) (*Controller[*v1alpha1.B
 			return syncBackupStatus(ctx, deps.Clientset, b, message, metav1.NewTime(deps.Clock.Now()))
 		},
 		InvalidMessage: backupInvalidMessage,
+		Unsupported:    func(b *v1alpha1.Backup) []string { return unsupported.Fields(unsupported.Backup, b) },
 		Run:            ctl.sync,
 		Delete:         ctl.delete,
 	}
@@ -83,6 +85,7 @@ func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.
 			return syncRestoreStatus(ctx, deps.Clientset, r, message, metav1.NewTime(deps.Clock.Now()))
 		},
 		InvalidMessage: restoreInvalidMessage,
+		Unsupported:    func(r *v1alpha1.Restore) []string { return unsupported.Fields(unsupported.Restore, r) },
 		Run:            ctl.sync,
 		Gone:           ctl.releaseGone,
 	}

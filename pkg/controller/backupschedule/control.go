@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/unsupported"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
@@ -132,31 +133,17 @@ func (c *Control) validate(bs *v1alpha1.BackupSchedule) (cron.Schedule, error) {
 	return nil, flow.Ignore(fmt.Errorf("BackupSchedule %s/%s has an invalid spec: %s", bs.Namespace, bs.Name, msg))
 }
 
-// reportUnsupported names, once per generation, the compaction fields set
-// on bs, which this operator version accepts but does not act on.
+// reportUnsupported names, once per generation, the registry's
+// BackupSchedule fields set on bs, which this operator version accepts but
+// does not act on.
 func (c *Control) reportUnsupported(bs *v1alpha1.BackupSchedule) {
-	fields := unsupportedFields(&bs.Spec)
+	fields := unsupported.Fields(unsupported.BackupSchedule, bs)
 	if len(fields) == 0 {
 		c.reports.clear(bs, ReasonUnsupported)
 		return
 	}
 	c.reports.once(bs, corev1.EventTypeWarning, ReasonUnsupported,
-		strings.Join(fields, ", ")+" accepted but not acted on: this operator version creates no CompactBackups for a schedule")
-}
-
-// unsupportedFields lists the compaction fields s sets.
-func unsupportedFields(s *v1alpha1.BackupScheduleSpec) []string {
-	var fields []string
-	if s.CompactBackupTemplate != nil {
-		fields = append(fields, "spec.compactBackupTemplate")
-	}
-	if s.CompactInterval != nil {
-		fields = append(fields, "spec.compactInterval")
-	}
-	if s.MinCompactStartTs != "" {
-		fields = append(fields, "spec.minCompactStartTs")
-	}
-	return fields
+		strings.Join(fields, ", ")+" accepted but not acted on by this operator version")
 }
 
 // syncLogBackup creates the log backup "log-<bs>" once, when bs has a

@@ -9,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/unsupported"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
+	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
 // Event reason and condition reasons for what the spec sets that this
@@ -47,8 +49,10 @@ func componentPresent(tc *v1alpha1.TidbCluster, name string) bool {
 }
 
 // unsupportedFields lists, by JSON path, what tc's spec sets that nothing
-// acts on: components that have no Component in built, and fields no
-// component reads yet. The list is sorted so its message is stable.
+// acts on: components that have no Component in built, the registry's
+// TidbCluster fields (pkg/apis/pingcap/v1alpha1/unsupported, the list the
+// code-reading check hack/fieldcheck holds the code to), and values no
+// component renders. The list is sorted so its message is stable.
 func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string {
 	var out []string
 	for _, name := range optionalComponents {
@@ -57,17 +61,12 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 		}
 	}
 	s := &tc.Spec
-	add := func(set bool, path string) {
-		if set {
-			out = append(out, path)
-		}
-	}
-	add(len(s.PDMS) > 0, "spec.pdms")
-	add(s.PD != nil && s.PD.Mode == "ms", "spec.pd.mode")
+	out = append(out, unsupported.Fields(unsupported.TidbCluster, tc)...)
 	if v := scriptV2NotRendered(s); v != "" {
 		out = append(out, v)
 	}
 	out = append(out, unreadTiFlashConfig(s)...)
+	out = append(out, deleteSlots(tc)...)
 	slices.Sort(out)
 	return out
 }
@@ -93,6 +92,19 @@ func scriptV2NotRendered(s *v1alpha1.TidbClusterSpec) string {
 		return ""
 	}
 	return "spec.startScriptVersion (v2 for " + strings.Join(comps, ", ") + ")"
+}
+
+// deleteSlots names the delete-slots annotations tc carries with slots:
+// the TiDB Operator acts on them only through Advanced StatefulSet, which
+// this operator does not run; a scale-in removes the highest ordinals.
+func deleteSlots(tc *v1alpha1.TidbCluster) []string {
+	var out []string
+	for _, key := range label.DeleteSlotsAnnotations {
+		if v := strings.TrimSpace(tc.Annotations[key]); v != "" && v != "[]" {
+			out = append(out, "metadata.annotations."+key+" (needs Advanced StatefulSet; scale-in removes the highest ordinals)")
+		}
+	}
+	return out
 }
 
 // unreadTiFlashConfig names the keys of spec.tiflash.config other than the

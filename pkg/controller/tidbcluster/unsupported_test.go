@@ -111,3 +111,15 @@ func TestStartScriptV2NamesComponentsWithOneScript(t *testing.T) {
 		t.Errorf("v1 with TiFlash and Pump: got %v", got)
 	}
 }
+
+// TestDeleteSlotsAnnotationIsNamed: a delete-slots annotation with slots
+// is named (it needs Advanced StatefulSet); an empty list is not.
+func TestDeleteSlotsAnnotationIsNamed(t *testing.T) {
+	t.Parallel()
+	tc := newTC()
+	tc.Annotations = map[string]string{"tikv.tidb.pingcap.com/delete-slots": "[1]", "pd.tidb.pingcap.com/delete-slots": "[]"}
+	got := unsupportedFields(tc, nil)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "metadata.annotations.tikv.tidb.pingcap.com/delete-slots (needs Advanced StatefulSet") {
+		t.Errorf("got %v, want the TiKV delete-slots annotation named", got)
+	}
+}

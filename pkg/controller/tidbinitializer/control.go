@@ -48,9 +48,11 @@ type Control struct {
 	client   versioned.Interface
 	kube     kubernetes.Interface
 	recorder record.EventRecorder
-	clock    clock.PassiveClock
-	image    string
-	reports  *reporter
+	// unsupported warns once per generation about the fields not acted on.
+	unsupported *reporter
+	clock       clock.PassiveClock
+	image       string
+	reports     *reporter
 }
 
 // NewControl returns the control over the TidbCluster and Job caches, the
@@ -60,7 +62,7 @@ type Control struct {
 func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister, client versioned.Interface,
 	kube kubernetes.Interface, recorder record.EventRecorder, clk clock.PassiveClock, image string) *Control {
 	return &Control{clusters: clusters, jobs: jobs, client: client, kube: kube, recorder: recorder, clock: clk,
-		image: image, reports: newReporter(recorder)}
+		image: image, reports: newReporter(recorder), unsupported: newReporter(recorder)}
 }
 
 // Sync reconciles ti, a copy the caller owns, in order: validate the spec;
@@ -74,6 +76,7 @@ func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister,
 // API errors are returned wrapped and retried.
 func (c *Control) Sync(ctx context.Context, ti *v1alpha1.TidbInitializer) error {
 	st, err := c.desiredStatus(ctx, ti)
+	st = c.withUnsupported(ti, st)
 	if !equality.Semantic.DeepEqual(&ti.Status, &st) {
 		err = errors.Join(err, c.writeStatus(ctx, ti, st))
 	}

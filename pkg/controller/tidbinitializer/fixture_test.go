@@ -36,7 +36,6 @@ func newInitializer() *v1alpha1.TidbInitializer {
 	return &v1alpha1.TidbInitializer{
 		ObjectMeta: metav1.ObjectMeta{Name: "init", Namespace: "ns", UID: "ti-uid", Generation: 1},
 		Spec: v1alpha1.TidbInitializerSpec{
-			Image:          "tnir/mysqlclient",
 			Cluster:        v1alpha1.TidbClusterRef{Name: "demo"},
 			PasswordSecret: ptr.To("tidb-secret"),
 			InitSql:        ptr.To("CREATE DATABASE app;"),

@@ -305,10 +305,6 @@ type TiDBSpec struct {
 	// +optional
 	CustomizedStartupProbe *CustomizedProbe `json:"customizedStartupProbe,omitempty"`
 
-	// ServerLabels are extra TiDB server labels.
-	// +optional
-	ServerLabels map[string]string `json:"serverLabels,omitempty"`
-
 	// Arguments are extra tidb-server command-line arguments.
 	// +optional
 	Arguments []string `json:"arguments,omitempty"`

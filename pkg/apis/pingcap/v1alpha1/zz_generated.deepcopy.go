@@ -2804,13 +2804,6 @@ func (in *TiDBSpec) DeepCopyInto(out *TiDBSpec) {
 		*out = new(CustomizedProbe)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.ServerLabels != nil {
-		in, out := &in.ServerLabels, &out.ServerLabels
-		*out = make(map[string]string, len(*in))
-		for key, val := range *in {
-			(*out)[key] = val
-		}
-	}
 	if in.Arguments != nil {
 		in, out := &in.Arguments, &out.Arguments
 		*out = make([]string, len(*in))
