@@ -287,6 +287,31 @@ func TestSkipClientCAFlag(t *testing.T) {
 	}
 }
 
+// TestExportImportClientTLS: an export with spec.from.tlsClientSecretName and
+// an import with spec.to's mount that Secret and pass --client-tls, so that
+// dumpling and Lightning use it; without it, neither.
+func TestExportImportClientTLS(t *testing.T) {
+	t.Parallel()
+	export := validBackup()
+	export.Spec.BR = nil
+	export.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "pw", TLSClientSecretName: ptr.To("client")}
+	imp := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "ns"},
+		Spec: v1alpha1.RestoreSpec{To: &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "pw", TLSClientSecretName: ptr.To("client")}}}
+	for name, j := range map[string]*batchv1.Job{
+		"export": newBackupJob(defaulted(export), nil, testImage, 0),
+		"import": newRestoreJob(imp, nil, testImage),
+	} {
+		main := j.Spec.Template.Spec.Containers[0]
+		if !slices.Contains(main.Args, "--client-tls") || mountsOf(main)["tidb-client-tls"] != "/var/lib/tidb-client-tls" {
+			t.Errorf("%s: args %v mounts %v, want --client-tls with the Secret at /var/lib/tidb-client-tls", name, main.Args, mountsOf(main))
+		}
+	}
+	export.Spec.From.TLSClientSecretName = nil
+	if args := newBackupJob(defaulted(export), nil, testImage, 0).Spec.Template.Spec.Containers[0].Args; slices.Contains(args, "--client-tls") {
+		t.Errorf("export without tlsClientSecretName: args %v", args)
+	}
+}
+
 func resourceQuantity(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
