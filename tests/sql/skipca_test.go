@@ -42,11 +42,14 @@ spec:
 // cluster's client Secret holds a client certificate of that CA but the CA
 // certificate of another one. With skipInternalClientCA the operator logs
 // in anyway (encrypted, unverified, presenting the client certificate) and
-// gives root the random password of Secret basic-init.
+// gives root the random password of Secret basic-init. (Verifying, it is
+// refused for the CA alone: the certificate names the Service it dials.)
 func TestSkipInternalClientCA(t *testing.T) {
 	operator.InstallCRDs(t)
 	serverCA, otherCA := framework.NewCA(t, "tidb server CA"), framework.NewCA(t, "another CA")
-	b := startBackend(t, serverTLSArgs(t, serverCA)...)
+	env := framework.NewEnv(t)
+	service := "basic-tidb." + env.Namespace + ".svc"
+	b := startBackend(t, serverTLSArgs(t, serverCA, service)...)
 	admin, err := b.server.Admin()
 	if err != nil {
 		t.Fatal(err)
@@ -56,12 +59,11 @@ func TestSkipInternalClientCA(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	env := framework.NewEnv(t)
 	pc := versioned.NewForConfigOrDie(env.Config)
 	client := serverCA.TLSSecret(t, env.Namespace, "basic-tidb-client-secret", "basic-tidb-client")
 	client.Data[framework.SecretCAKey] = otherCA.CertPEM
 	framework.CreateSecrets(t, env.Ctx, env.Kube, client,
-		serverCA.TLSSecret(t, env.Namespace, "basic-tidb-server-secret", "tidb-server", "basic-tidb."+env.Namespace+".svc"))
+		serverCA.TLSSecret(t, env.Namespace, "basic-tidb-server-secret", "tidb-server", service))
 	operator.StartManager(t, env.Namespace, nil)
 	framework.ApplyYAML(t, env.Ctx, skipCACluster, env.Namespace)
 	waitReady(t, env, pc, "basic", "Ready with passwordInitialized over TLS", passwordInitialized)
@@ -75,7 +77,7 @@ func TestSkipInternalClientCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ServerName = "localhost"
+	cfg.ServerName = service
 	target := tidbsql.Target{Addr: b.server.Addr, TLS: cfg}
 	if err := tidbsql.CheckPassword(env.Ctx, target, tidbsql.RootUser, string(secret.Data["root"])); err != nil {
 		t.Errorf("root with Secret basic-init's password over TLS: %v", err)
@@ -83,12 +85,13 @@ func TestSkipInternalClientCA(t *testing.T) {
 	noFailedAttempt(t, env)
 }
 
-// serverTLSArgs writes a server certificate of ca for TiDB's Service names
-// and returns mariadbd's TLS flags.
-func serverTLSArgs(t *testing.T, ca *framework.CA) []string {
+// serverTLSArgs writes a server certificate of ca for host (TiDB's
+// Service, so that only the CA can fail a verifying client) and returns
+// mariadbd's TLS flags.
+func serverTLSArgs(t *testing.T, ca *framework.CA, host string) []string {
 	t.Helper()
 	dir := t.TempDir()
-	cert, key := ca.Issue(t, "tidb-server", "basic-tidb", "localhost")
+	cert, key := ca.Issue(t, "tidb-server", host)
 	files := map[string][]byte{"ca.pem": ca.CertPEM, "server.pem": cert, "server-key.pem": key}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
