@@ -25,6 +25,7 @@ type initializerOptions struct {
 	port                     int
 	passwordDir, initSQLFile string
 	initSQL, tlsDir          string
+	tlsSkipCA                bool
 	wait                     time.Duration
 }
 
@@ -36,6 +37,7 @@ func (o *initializerOptions) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.initSQL, "init-sql", os.Getenv("INIT_SQL"), "init SQL (spec.initSql; default $INIT_SQL)")
 	fs.StringVar(&o.permitHost, "permit-host", "", "the only host root may connect from afterwards; empty: any")
 	fs.StringVar(&o.tlsDir, "tls-dir", "", "TiDB client certificate Secret mounted as a volume (ca.crt, tls.crt, tls.key); empty: no TLS")
+	fs.BoolVar(&o.tlsSkipCA, "tls-skip-ca", false, "with --tls-dir: do not verify TiDB's certificate, and need no ca.crt (spec.tidb.tlsClient.skipInternalClientCA)")
 	fs.DurationVar(&o.wait, "wait", 5*time.Minute, "how long to retry while TiDB does not answer")
 }
 
@@ -54,6 +56,10 @@ func runInitializer(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if o.host == "" || fs.NArg() > 0 {
 		_, _ = fmt.Fprintf(stderr, "backup-manager %s: --host is required and no arguments are taken\n", initializerCommand)
+		return 2
+	}
+	if o.tlsSkipCA && o.tlsDir == "" {
+		_, _ = fmt.Fprintf(stderr, "backup-manager %s: --tls-skip-ca needs --tls-dir\n", initializerCommand)
 		return 2
 	}
 	opts, err := o.resolve(stdout)
@@ -85,7 +91,7 @@ func (o *initializerOptions) resolve(log io.Writer) (initializer.Options, error)
 		if err != nil {
 			return out, err
 		}
-		if out.Target.TLS, err = tidbsql.TLSConfigFromSecretData(data); err != nil {
+		if out.Target.TLS, err = tidbsql.TLSConfigFromSecretData(data, o.tlsSkipCA); err != nil {
 			return out, err
 		}
 	}

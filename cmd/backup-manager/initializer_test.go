@@ -2,9 +2,18 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunInitializerUsage(t *testing.T) {
@@ -22,6 +31,7 @@ func TestRunInitializerUsage(t *testing.T) {
 		{"unreadable password dir", []string{"tidb-initializer", "--host=h", "--password-dir=" + absent}, 1, "password Secret directory"},
 		{"unreadable SQL file", []string{"tidb-initializer", "--host=h", "--init-sql-file=" + absent}, 1, "init SQL file"},
 		{"TLS dir without keys", []string{"tidb-initializer", "--host=h", "--tls-dir=" + t.TempDir()}, 1, "holds none of"},
+		{"skip CA without a TLS dir", []string{"tidb-initializer", "--host=h", "--tls-skip-ca"}, 2, "--tls-skip-ca needs --tls-dir"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -34,4 +44,51 @@ func TestRunInitializerUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInitializerTLSSkipCA: a mounted client Secret without ca.crt is
+// refused while TiDB's certificate is verified; with --tls-skip-ca the
+// connection verifies nothing and still presents the client certificate.
+func TestInitializerTLSSkipCA(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := clientKeyPair(t)
+	for name, data := range map[string][]byte{"tls.crt": cert, "tls.key": key} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify := initializerOptions{host: "h", port: 4000, tlsDir: dir}
+	if _, err := verify.resolve(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "ca.crt") {
+		t.Errorf("verifying without ca.crt: %v, want an error naming ca.crt", err)
+	}
+	skip := verify
+	skip.tlsSkipCA = true
+	opts, err := skip.resolve(&bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := opts.Target.TLS; c == nil || !c.InsecureSkipVerify || len(c.Certificates) != 1 {
+		t.Errorf("TLS %+v, want unverified with the client certificate", c)
+	}
+}
+
+// clientKeyPair returns a self-signed client certificate and its key as PEM.
+func clientKeyPair(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }

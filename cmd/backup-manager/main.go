@@ -62,6 +62,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Subcommand, "subcommand", "", "log backup command: log-start, log-stop or log-truncate")
 	fs.BoolVar(&o.ClusterTLS, "cluster-tls", false, "the cluster has tlsCluster: use the mounted cluster client certificate")
 	fs.BoolVar(&o.ClientTLS, "client-tls", false, "TiDB has tlsClient: use the mounted TiDB client certificate")
+	fs.BoolVar(&o.SkipClientCA, "skipClientCA", false, "TiDB has tlsClient.skipInternalClientCA (accepted; BR does not log in to TiDB)")
 	fs.StringVar(&o.BRPath, "br-path", "", "BR binary (default "+manager.DefaultBRPath+" when present, else br from PATH)")
 	fs.StringVar(&o.DumplingPath, "dumpling-path", "", "dumpling binary (default dumpling from PATH)")
 	fs.StringVar(&o.LightningPath, "lightning-path", "", "TiDB Lightning binary (default tidb-lightning from PATH)")

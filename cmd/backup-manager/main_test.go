@@ -22,6 +22,8 @@ func TestRunUsage(t *testing.T) {
 		{"backup without its name", []string{"backup", "--namespace=ns"}, 2, "--namespace and --backupName are required"},
 		{"restore wants restoreName", []string{"restore", "--namespace=ns", "--backupName=b"}, 2, "--restoreName are required"},
 		{"unreadable kubeconfig", []string{"clean", "--namespace=ns", "--backupName=b", "--kubeconfig=" + missing}, 1, "loading the Kubernetes client configuration"},
+		{"BR Job's TLS flags, v1's --skipClientCA included", []string{"backup", "--namespace=ns", "--backupName=b", "--cluster-tls",
+			"--client-tls", "--skipClientCA=true", "--kubeconfig=" + missing}, 1, "loading the Kubernetes client configuration"},
 		{"version", []string{"--version"}, 0, ""},
 	}
 	for _, tc := range tests {

@@ -139,7 +139,7 @@ func TestSetPasswordErrorHidesPassword(t *testing.T) {
 // name; a CA that did not sign the server's certificate is refused.
 func TestTLS(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := TLSConfigFromSecretData(pki.secretData())
+	cfg, err := TLSConfigFromSecretData(pki.secretData(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrong, err := TLSConfigFromSecretData(other.secretData())
+	wrong, err := TLSConfigFromSecretData(other.secretData(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +167,85 @@ func TestTLS(t *testing.T) {
 		errors.Is(err, ErrAccessDenied) {
 		t.Errorf("a foreign CA: %v, want a certificate error", err)
 	}
+}
+
+// TestTLSSkipCA (spec.tidb.tlsClient.skipInternalClientCA): with a Secret
+// whose CA did not sign the server's certificate, or with no CA at all, the
+// client connects encrypted with skipCA while verifying is refused; and the
+// client certificate is still presented: a user REQUIRE X509 logs in with
+// it, and not without it.
+func TestTLSSkipCA(t *testing.T) {
+	ctx := context.Background()
+	other, err := newTestPKI("tc-tidb.ns.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignCA := pki.secretData()
+	foreignCA[SecretCAKey] = other.caCert
+	if cfg, err := TLSConfigFromSecretData(foreignCA, false); err != nil {
+		t.Fatal(err)
+	} else if err := CheckPassword(ctx, Target{Addr: served.Addr, TLS: cfg}, RootUser, ""); err == nil {
+		t.Fatal("a foreign CA verifying: logged in, want a certificate error")
+	}
+	skip, err := TLSConfigFromSecretData(foreignCA, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEncrypted(ctx, t, Target{Addr: served.Addr, TLS: skip}, RootUser)
+
+	noCA := pki.secretData()
+	delete(noCA, SecretCAKey)
+	withCert, err := TLSConfigFromSecretData(noCA, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createX509User(t, "x509user")
+	assertEncrypted(ctx, t, Target{Addr: served.Addr, TLS: withCert}, "x509user")
+	noCert, err := TLSConfigFromSecretData(map[string][]byte{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPassword(ctx, Target{Addr: served.Addr, TLS: noCert}, "x509user", ""); !errors.Is(err, ErrAccessDenied) {
+		t.Errorf("REQUIRE X509 without a client certificate: %v, want ErrAccessDenied", err)
+	}
+}
+
+// assertEncrypted logs in to t as user with an empty password and checks
+// that the session is encrypted.
+func assertEncrypted(ctx context.Context, t *testing.T, target Target, user string) {
+	t.Helper()
+	db, err := Open(ctx, target, user, "")
+	if err != nil {
+		t.Fatalf("TLS login as %s: %v", user, err)
+	}
+	defer func() { _ = db.Close() }()
+	var name, cipher string
+	if err := db.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil {
+		t.Fatal(err)
+	}
+	if cipher == "" {
+		t.Errorf("%s: the connection is not encrypted", user)
+	}
+}
+
+// createX509User creates user@'%' with an empty password that may log in
+// only with a client certificate the server's CA signed; dropped at cleanup.
+func createX509User(t *testing.T, user string) {
+	t.Helper()
+	db, err := server.Admin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE USER '" + user + "'@'%' REQUIRE X509"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if db, err := server.Admin(); err == nil {
+			_, _ = db.Exec("DROP USER '" + user + "'@'%'")
+			_ = db.Close()
+		}
+	})
 }
 
 // TestRefusedTarget: a target the proxy does not serve fails as a dial

@@ -33,31 +33,42 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }
 
-// TestTLSConfigFromSecretData: the CA is required; the client key pair is
-// used when present and must be valid.
+// TestTLSConfigFromSecretData: the CA is required unless skipCA, which
+// verifies nothing (and ignores a CA given); the client key pair is used
+// when present and must be valid.
 func TestTLSConfigFromSecretData(t *testing.T) {
 	t.Parallel()
 	cert, key := selfSigned(t)
 	cases := []struct {
 		name      string
 		data      map[string][]byte
+		skipCA    bool
 		wantErr   bool
 		wantCerts int
 	}{
-		{"no CA", map[string][]byte{SecretCertKey: cert, SecretKeyKey: key}, true, 0},
-		{"CA not PEM", map[string][]byte{SecretCAKey: []byte("x")}, true, 0},
-		{"CA only (disableClientAuthn)", map[string][]byte{SecretCAKey: cert}, false, 0},
-		{"CA and key pair", map[string][]byte{SecretCAKey: cert, SecretCertKey: cert, SecretKeyKey: key}, false, 1},
-		{"cert without key", map[string][]byte{SecretCAKey: cert, SecretCertKey: cert}, true, 0},
+		{"no CA", map[string][]byte{SecretCertKey: cert, SecretKeyKey: key}, false, true, 0},
+		{"CA not PEM", map[string][]byte{SecretCAKey: []byte("x")}, false, true, 0},
+		{"CA only (disableClientAuthn)", map[string][]byte{SecretCAKey: cert}, false, false, 0},
+		{"CA and key pair", map[string][]byte{SecretCAKey: cert, SecretCertKey: cert, SecretKeyKey: key}, false, false, 1},
+		{"cert without key", map[string][]byte{SecretCAKey: cert, SecretCertKey: cert}, false, true, 0},
+		{"skipCA: no CA needed", map[string][]byte{SecretCertKey: cert, SecretKeyKey: key}, true, false, 1},
+		{"skipCA: a bad CA is not read", map[string][]byte{SecretCAKey: []byte("x")}, true, false, 0},
+		{"skipCA: the key pair must still be valid", map[string][]byte{SecretCertKey: cert}, true, true, 0},
 	}
 	for _, tc := range cases {
-		cfg, err := TLSConfigFromSecretData(tc.data)
+		cfg, err := TLSConfigFromSecretData(tc.data, tc.skipCA)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: err %v, wantErr %v", tc.name, err, tc.wantErr)
 			continue
 		}
-		if err == nil && (len(cfg.Certificates) != tc.wantCerts || cfg.RootCAs == nil) {
-			t.Errorf("%s: %d certificates, roots %v", tc.name, len(cfg.Certificates), cfg.RootCAs != nil)
+		if err != nil {
+			continue
+		}
+		if len(cfg.Certificates) != tc.wantCerts {
+			t.Errorf("%s: %d certificates, want %d", tc.name, len(cfg.Certificates), tc.wantCerts)
+		}
+		if cfg.InsecureSkipVerify != tc.skipCA || (cfg.RootCAs == nil) != tc.skipCA {
+			t.Errorf("%s: InsecureSkipVerify %v, roots %v; skipCA %v", tc.name, cfg.InsecureSkipVerify, cfg.RootCAs != nil, tc.skipCA)
 		}
 	}
 }

@@ -34,10 +34,12 @@ type backend struct {
 	sim    *simulator.Simulator
 }
 
-func startBackend(t *testing.T) *backend {
+// startBackend starts MariaDB (with mariadbd's extra serverArgs) and the
+// simulator serving it as every TiDB's MySQL port.
+func startBackend(t *testing.T, serverArgs ...string) *backend {
 	t.Helper()
 	env := framework.NewEnv(t) // the clients the simulator watches with
-	server, err := sqlserver.Start(env.Ctx)
+	server, err := sqlserver.Start(env.Ctx, serverArgs...)
 	if err != nil {
 		t.Fatalf("start MariaDB: %v", err)
 	}

@@ -35,6 +35,12 @@ type Options struct {
 	Subcommand string
 	// ClusterTLS and ClientTLS say the Job mounts the cluster / TiDB client certificates.
 	ClusterTLS, ClientTLS bool
+	// SkipClientCA is the cluster's spec.tidb.tlsClient.skipInternalClientCA,
+	// which BR Jobs pass with ClientTLS as the TiDB Operator v1's do. It
+	// changes no command line: BR reaches PD and TiKV, never TiDB's MySQL
+	// port, and exports and imports log in to spec.from/spec.to, which name
+	// no cluster (their Jobs never pass it).
+	SkipClientCA bool
 	// BRPath, DumplingPath and LightningPath are the tools; empty picks the default.
 	BRPath, DumplingPath, LightningPath string
 }

@@ -211,7 +211,9 @@ func secretVolume(name, secret string) corev1.Volume {
 // backup-manager flags that use them: --cluster-tls with the cluster's
 // client certificate when tlsCluster is enabled, --client-tls with TiDB's
 // client certificate (clientSecret, else <tc>-tidb-client-secret) when TiDB
-// serves TLS to clients. A nil tc has neither.
+// serves TLS to clients, followed by --skipClientCA=true (the TiDB Operator
+// v1's argument) when spec.tidb.tlsClient.skipInternalClientCA. A nil tc
+// has neither.
 func clusterTLS(tc *v1alpha1.TidbCluster, clientSecret *string) (tlsMounts, []string) {
 	var m tlsMounts
 	var flags []string
@@ -228,6 +230,9 @@ func clusterTLS(tc *v1alpha1.TidbCluster, clientSecret *string) (tlsMounts, []st
 			m.client = *clientSecret
 		}
 		flags = append(flags, "--client-tls")
+		if tc.Spec.TiDB.TLSClient.SkipInternalClientCA {
+			flags = append(flags, "--skipClientCA=true")
+		}
 	}
 	return m, flags
 }

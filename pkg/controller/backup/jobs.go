@@ -63,7 +63,8 @@ func backupJobInput(b *v1alpha1.Backup, image, name, component string) jobInput 
 
 // newBackupJob builds backup-<name>: with spec.br, `backup` with the TiKV
 // version of tc and its TLS flags and the BR init container; without it,
-// `export` (dumpling) with TiDB's client certificate from spec.from. The
+// `export` (dumpling) with TiDB's client certificate from
+// spec.from.tlsClientSecretName and --client-tls, which has dumpling use it. The
 // Job is annotated with retryNum, the retry it runs. Pure.
 func newBackupJob(b *v1alpha1.Backup, tc *v1alpha1.TidbCluster, image string, retryNum int) *batchv1.Job {
 	in := backupJobInput(b, image, BackupJobName(b.Name), "backup")
@@ -71,8 +72,9 @@ func newBackupJob(b *v1alpha1.Backup, tc *v1alpha1.TidbCluster, image string, re
 	common := []string{"--namespace=" + b.Namespace, "--backupName=" + b.Name}
 	if b.Spec.BR == nil {
 		in.args = append([]string{"export"}, common...)
-		if f := b.Spec.From; f != nil && f.TLSClientSecretName != nil {
+		if f := b.Spec.From; f != nil && f.TLSClientSecretName != nil && *f.TLSClientSecretName != "" {
 			in.tls.client = *f.TLSClientSecretName
+			in.args = append(in.args, "--client-tls")
 		}
 		return newJob(in)
 	}
@@ -126,7 +128,8 @@ func restorePodOptions(s *v1alpha1.RestoreSpec) podOptions {
 // newRestoreJob builds restore-<name>: with spec.br, `restore` with the
 // TiKV version of tc, its TLS flags, --mode=pitr for a PiTR restore, and the
 // BR init container; without it, `import` (lightning) with TiDB's client
-// certificate from spec.to. spec.backoffLimit, when set, is the Job's. Pure.
+// certificate from spec.to.tlsClientSecretName and --client-tls, which has
+// Lightning use it. spec.backoffLimit, when set, is the Job's. Pure.
 func newRestoreJob(r *v1alpha1.Restore, tc *v1alpha1.TidbCluster, image string) *batchv1.Job {
 	job := buildRestoreJob(r, tc, image)
 	if r.Spec.BackoffLimit > 0 {
@@ -148,8 +151,9 @@ func buildRestoreJob(r *v1alpha1.Restore, tc *v1alpha1.TidbCluster, image string
 	common := []string{"--namespace=" + r.Namespace, "--restoreName=" + r.Name}
 	if r.Spec.BR == nil {
 		in.args = append([]string{"import"}, common...)
-		if t := r.Spec.To; t != nil && t.TLSClientSecretName != nil {
+		if t := r.Spec.To; t != nil && t.TLSClientSecretName != nil && *t.TLSClientSecretName != "" {
 			in.tls.client = *t.TLSClientSecretName
+			in.args = append(in.args, "--client-tls")
 		}
 		return newJob(in)
 	}

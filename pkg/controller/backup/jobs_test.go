@@ -244,6 +244,74 @@ func TestOtherJobs(t *testing.T) {
 	}
 }
 
+// TestSkipClientCAFlag: BR's backup, log and restore Jobs against a cluster
+// with tlsClient.skipInternalClientCA pass --skipClientCA=true right after
+// --client-tls (the TiDB Operator v1's arguments); without TLS clients, or
+// without the field, they do not; an export, which names no cluster, never.
+func TestSkipClientCAFlag(t *testing.T) {
+	t.Parallel()
+	withTLS := func(enabled, skip bool) *v1alpha1.TidbCluster {
+		tc := cluster()
+		tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{Enabled: enabled, SkipInternalClientCA: skip}}
+		return tc
+	}
+	logb := validBackup()
+	logb.Spec.BackupMode = v1alpha1.BackupModeLog
+	restore := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "ns"},
+		Spec: v1alpha1.RestoreSpec{BR: &v1alpha1.BRConfig{Cluster: "basic"}}}
+	jobs := map[string]func(*v1alpha1.TidbCluster) *batchv1.Job{
+		"backup": func(tc *v1alpha1.TidbCluster) *batchv1.Job {
+			return newBackupJob(defaulted(validBackup()), tc, testImage, 0)
+		},
+		"log": func(tc *v1alpha1.TidbCluster) *batchv1.Job {
+			return newLogJob(defaulted(logb), tc, testImage, logStart)
+		},
+		"restore": func(tc *v1alpha1.TidbCluster) *batchv1.Job { return newRestoreJob(restore, tc, testImage) },
+	}
+	for name, build := range jobs {
+		args := build(withTLS(true, true)).Spec.Template.Spec.Containers[0].Args
+		if i := slices.Index(args, "--client-tls"); i < 0 || i+1 >= len(args) || args[i+1] != "--skipClientCA=true" {
+			t.Errorf("%s with skipInternalClientCA: args %v, want --client-tls --skipClientCA=true", name, args)
+		}
+		for _, tc := range []*v1alpha1.TidbCluster{withTLS(true, false), withTLS(false, true)} {
+			if args := build(tc).Spec.Template.Spec.Containers[0].Args; slices.Contains(args, "--skipClientCA=true") {
+				t.Errorf("%s with tlsClient %+v: args %v", name, *tc.Spec.TiDB.TLSClient, args)
+			}
+		}
+	}
+	export := validBackup()
+	export.Spec.BR = nil
+	export.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "pw", TLSClientSecretName: ptr.To("client")}
+	if args := newBackupJob(defaulted(export), nil, testImage, 0).Spec.Template.Spec.Containers[0].Args; slices.Contains(args, "--skipClientCA=true") {
+		t.Errorf("export args %v", args)
+	}
+}
+
+// TestExportImportClientTLS: an export with spec.from.tlsClientSecretName and
+// an import with spec.to's mount that Secret and pass --client-tls, so that
+// dumpling and Lightning use it; without it, neither.
+func TestExportImportClientTLS(t *testing.T) {
+	t.Parallel()
+	export := validBackup()
+	export.Spec.BR = nil
+	export.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "pw", TLSClientSecretName: ptr.To("client")}
+	imp := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "ns"},
+		Spec: v1alpha1.RestoreSpec{To: &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "pw", TLSClientSecretName: ptr.To("client")}}}
+	for name, j := range map[string]*batchv1.Job{
+		"export": newBackupJob(defaulted(export), nil, testImage, 0),
+		"import": newRestoreJob(imp, nil, testImage),
+	} {
+		main := j.Spec.Template.Spec.Containers[0]
+		if !slices.Contains(main.Args, "--client-tls") || mountsOf(main)["tidb-client-tls"] != "/var/lib/tidb-client-tls" {
+			t.Errorf("%s: args %v mounts %v, want --client-tls with the Secret at /var/lib/tidb-client-tls", name, main.Args, mountsOf(main))
+		}
+	}
+	export.Spec.From.TLSClientSecretName = nil
+	if args := newBackupJob(defaulted(export), nil, testImage, 0).Spec.Template.Spec.Containers[0].Args; slices.Contains(args, "--client-tls") {
+		t.Errorf("export without tlsClientSecretName: args %v", args)
+	}
+}
+
 func resourceQuantity(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q

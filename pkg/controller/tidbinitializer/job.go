@@ -32,6 +32,11 @@ const (
 	PasswordDir = "/etc/tidb-initializer/password" //nolint:gosec // a mount path, not a credential
 	InitSQLDir  = "/etc/tidb-initializer/init-sql"
 	TLSDir      = "/var/lib/tidb-client-tls"
+	// TLSSkipCAFlag, given with --tls-dir when
+	// spec.tidb.tlsClient.skipInternalClientCA, has the program accept
+	// TiDB's certificate unverified; the mounted Secret then needs no ca.crt
+	// (its tls.crt/tls.key are still the client certificate).
+	TLSSkipCAFlag = "tls-skip-ca"
 
 	passwordVolume = "password"
 	initSQLVolume  = "init-sql"
@@ -88,6 +93,9 @@ func jobArgs(ti *v1alpha1.TidbInitializer, tc *v1alpha1.TidbCluster) []string {
 	}
 	if tlsSecretName(ti, tc) != "" {
 		args = append(args, "--tls-dir="+TLSDir)
+		if tc.Spec.TiDB.TLSClient.SkipInternalClientCA {
+			args = append(args, "--"+TLSSkipCAFlag)
+		}
 	}
 	return args
 }

@@ -46,6 +46,10 @@ func TestJobArgsAndEnv(t *testing.T) {
 	port.Spec.TiDB.Service.Port = ptr.To[int32](3306)
 	tlsDefault := newCluster(true)
 	tlsDefault.Spec.TiDB.TLSClient = &v1alpha1.TiDBTLSClient{Enabled: true}
+	skipCA := newCluster(true)
+	skipCA.Spec.TiDB.TLSClient = &v1alpha1.TiDBTLSClient{Enabled: true, SkipInternalClientCA: true}
+	skipNoTLS := newCluster(true)
+	skipNoTLS.Spec.TiDB.TLSClient = &v1alpha1.TiDBTLSClient{SkipInternalClientCA: true}
 	bare := newInitializer()
 	bare.Spec.PasswordSecret, bare.Spec.InitSql = nil, nil
 	domain := newInitializer()
@@ -77,6 +81,13 @@ func TestJobArgsAndEnv(t *testing.T) {
 				"--init-sql-file=" + InitSQLDir + "/init-sql", "--permit-host=10.0.0.%", "--tls-dir=" + TLSDir},
 			[]corev1.EnvVar{{Name: "TZ", Value: "Asia/Shanghai"}},
 			[]string{"password", "init-sql", "tidb-client-tls"}},
+		{"skipInternalClientCA: the client Secret still mounted, TiDB not verified", bare, skipCA,
+			[]string{"tidb-initializer", "--host=demo-tidb.ns.svc", "--port=4000", "--tls-dir=" + TLSDir, "--" + TLSSkipCAFlag},
+			[]corev1.EnvVar{{Name: "TZ", Value: "UTC"}},
+			[]string{"tidb-client-tls"}},
+		{"skipInternalClientCA without tlsClient.enabled: no TLS at all", bare, skipNoTLS,
+			[]string{"tidb-initializer", "--host=demo-tidb.ns.svc", "--port=4000"},
+			[]corev1.EnvVar{{Name: "TZ", Value: "UTC"}}, nil},
 		{"no TLS without tlsClient, whatever tlsClientSecretName says", fullInitializer(), newCluster(true),
 			[]string{"tidb-initializer", "--host=demo-tidb.ns.svc", "--port=4000", "--password-dir=" + PasswordDir,
 				"--init-sql-file=" + InitSQLDir + "/init-sql", "--permit-host=10.0.0.%"},

@@ -44,12 +44,16 @@ func dashboardClientSecret(tc *v1alpha1.TidbCluster) string {
 }
 
 // dashboardTLSConfig adds the dashboard's TiDB client certificate paths to forced when
-// dashboardTiDBTLS.
+// dashboardTiDBTLS. With spec.tidb.tlsClient.skipInternalClientCA the CA path is left out, as the
+// TiDB Operator v1 leaves it out, so the Secret needs no ca.crt: PD then checks TiDB's certificate
+// against the system's roots, not the Secret's CA.
 func dashboardTLSConfig(tc *v1alpha1.TidbCluster, forced map[string]any) {
 	if !dashboardTiDBTLS(tc) {
 		return
 	}
-	forced["dashboard.tidb-cacert-path"] = tidbClientTLSDir + "/ca.crt"
+	if !tc.Spec.TiDB.TLSClient.SkipInternalClientCA {
+		forced["dashboard.tidb-cacert-path"] = tidbClientTLSDir + "/ca.crt"
+	}
 	forced["dashboard.tidb-cert-path"] = tidbClientTLSDir + "/tls.crt"
 	forced["dashboard.tidb-key-path"] = tidbClientTLSDir + "/tls.key"
 }

@@ -10,13 +10,14 @@ import (
 )
 
 // TestDashboardTiDBClientTLS checks when PD's dashboard gets TiDB's client certificate (mount and
-// [dashboard] paths) and which Secret it mounts.
+// [dashboard] paths), which Secret it mounts, and that skipInternalClientCA leaves out the CA path.
 func TestDashboardTiDBClientTLS(t *testing.T) {
 	t.Parallel()
 	custom := "dashboard-client"
 	cases := map[string]struct {
 		mutate func(*v1alpha1.TidbCluster)
 		secret string // "" = no dashboard TLS
+		noCA   bool   // tidb-cacert-path left out
 	}{
 		"tidb without tlsClient": {mutate: func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.TiDB = &v1alpha1.TiDBSpec{}
@@ -29,6 +30,12 @@ func TestDashboardTiDBClientTLS(t *testing.T) {
 			tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{Enabled: true}}
 			tc.Spec.PD.TLSClientSecretName = &custom
 		}, secret: custom},
+		"tlsClient, skipInternalClientCA: no CA path": {mutate: func(tc *v1alpha1.TidbCluster) {
+			tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{Enabled: true, SkipInternalClientCA: true}}
+		}, secret: "basic-tidb-client-secret", noCA: true},
+		"skipInternalClientCA without tlsClient": {mutate: func(tc *v1alpha1.TidbCluster) {
+			tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{SkipInternalClientCA: true}}
+		}},
 		"tlsClient, clients skip TLS to TiDB": {mutate: func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{Enabled: true}}
 			tc.Annotations = map[string]string{label.AnnSkipTLSWhenConnectTiDB: "true"}
@@ -69,7 +76,11 @@ func TestDashboardTiDBClientTLS(t *testing.T) {
 				}
 			}
 			cfg := data["config-file"]
-			hasPaths := strings.Contains(cfg, "tidb-cacert-path = '/var/lib/tidb-client-tls/ca.crt'") &&
+			caPath := strings.Contains(cfg, "tidb-cacert-path")
+			if !c.noCA {
+				caPath = strings.Contains(cfg, "tidb-cacert-path = '/var/lib/tidb-client-tls/ca.crt'")
+			}
+			hasPaths := caPath != c.noCA &&
 				strings.Contains(cfg, "tidb-cert-path = '/var/lib/tidb-client-tls/tls.crt'") &&
 				strings.Contains(cfg, "tidb-key-path = '/var/lib/tidb-client-tls/tls.key'")
 			if c.secret == "" {

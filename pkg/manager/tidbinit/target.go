@@ -32,8 +32,11 @@ func sqlAddr(tc *v1alpha1.TidbCluster) string {
 }
 
 // target returns the SQL target of tc, with TLS from Secret
-// `<tc>-tidb-client-secret` when spec.tidb.tlsClient.enabled. It errors
-// when that Secret cannot be read or holds no usable CA.
+// `<tc>-tidb-client-secret` when spec.tidb.tlsClient.enabled; TiDB's
+// certificate is not verified (and the Secret needs no CA) when
+// spec.tidb.tlsClient.skipInternalClientCA. It errors when that Secret
+// cannot be read, holds no usable CA when one is needed, or an invalid
+// client key pair.
 func (s *Step) target(ctx context.Context, tc *v1alpha1.TidbCluster) (tidbsql.Target, error) {
 	t := tidbsql.Target{Addr: sqlAddr(tc)}
 	if c := tc.Spec.TiDB.TLSClient; c == nil || !c.Enabled {
@@ -44,7 +47,7 @@ func (s *Step) target(ctx context.Context, tc *v1alpha1.TidbCluster) (tidbsql.Ta
 	if err != nil {
 		return t, fmt.Errorf("TiDB client TLS Secret %s/%s: %w", tc.Namespace, name, err)
 	}
-	t.TLS, err = tidbsql.TLSConfigFromSecretData(secret.Data)
+	t.TLS, err = tidbsql.TLSConfigFromSecretData(secret.Data, tc.Spec.TiDB.TLSClient.SkipInternalClientCA)
 	if err != nil {
 		return t, fmt.Errorf("TiDB client TLS Secret %s/%s: %w", tc.Namespace, name, err)
 	}
