@@ -120,5 +120,6 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		},
 		ExtraVolumes: extra,
 		MetricsPort:  ClientPort,
+		SysctlInit:   component.SysctlInitContainer,
 	})
 }

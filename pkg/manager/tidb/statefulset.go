@@ -58,6 +58,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		DefaultMountPath:      defaultMountPath,
 		ExtraVolumes:          extra,
 		MetricsPort:           StatusPort,
+		SysctlInit:            component.SysctlInitContainer,
 	})
 }
 
