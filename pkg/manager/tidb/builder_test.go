@@ -156,6 +156,19 @@ spec:
     initializer: {createPassword: true}
     bootstrapSQLConfigMapName: init-bootstrap-sql
 `,
+		// Token-based authentication: the JWKS Secret mounted, its file
+		// named by security.auth-token-jwks.
+		"token-auth": `
+metadata: {name: jwt}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    tokenBasedAuthEnabled: true
+    config: {}
+`,
 		// No service, no config, heterogeneous: only the peer Service.
 		"heterogeneous": `
 metadata: {name: hetero}

@@ -25,6 +25,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	main := mainContainer(tc)
 	extra := tlsVolumes(tc, &main)
 	extra = append(extra, bootstrapSQLVolumes(tc, &main)...)
+	extra = append(extra, authTokenVolumes(tc, &main)...)
 	var sidecars []corev1.Container
 	if separateSlowLog(db) {
 		mount, owned, err := slowLogMount(db)
