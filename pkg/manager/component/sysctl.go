@@ -58,3 +58,16 @@ func helperImage(tc *v1alpha1.TidbCluster) string {
 	}
 	return defaultHelperImage
 }
+
+// AfterSysctlInit returns inits with c inserted after the sysctl container
+// (the first, named sysctlName, when present) and before the user's init
+// containers, the order the TiDB Operator gives its own init containers.
+func AfterSysctlInit(inits []corev1.Container, sysctlName string, c corev1.Container) []corev1.Container {
+	at := 0
+	if len(inits) > 0 && inits[0].Name == sysctlName {
+		at = 1
+	}
+	out := append([]corev1.Container{}, inits[:at]...)
+	out = append(out, c)
+	return append(out, inits[at:]...)
+}

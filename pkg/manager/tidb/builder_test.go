@@ -169,6 +169,28 @@ spec:
     tokenBasedAuthEnabled: true
     config: {}
 `,
+		// A customized startup probe next to the sysctl init container: the
+		// sysctls first, then the copy of the probe binary into the
+		// emptyDir the startup probe runs it from, then the user's.
+		"startup-probe": `
+metadata: {name: probe}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    annotations: {tidb.pingcap.com/sysctl-init: "true"}
+    podSecurityContext:
+      sysctls: [{name: net.core.somaxconn, value: "32768"}]
+    initContainers: [{name: user-init, image: busybox, command: ["true"]}]
+    customizedStartupProbe:
+      image: example.com/tidb-probe:v1
+      binaryName: /bin/tidb-probe
+      args: ["--port=4000", "--user=probe"]
+      periodSeconds: 5
+      failureThreshold: 60
+`,
 		// No service, no config, heterogeneous: only the peer Service.
 		"heterogeneous": `
 metadata: {name: hetero}

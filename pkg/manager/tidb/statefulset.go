@@ -26,6 +26,8 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	extra := tlsVolumes(tc, &main)
 	extra = append(extra, bootstrapSQLVolumes(tc, &main)...)
 	extra = append(extra, authTokenVolumes(tc, &main)...)
+	probeInit, probeVolumes := startupProbe(tc, &main)
+	extra = append(extra, probeVolumes...)
 	var sidecars []corev1.Container
 	if separateSlowLog(db) {
 		mount, owned, err := slowLogMount(db)
@@ -44,7 +46,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	main.Env = append(main.Env,
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		corev1.EnvVar{Name: "HEADLESS_SERVICE_NAME", Value: names.Peer(tc.Name, names.TiDB)})
-	return component.NewStatefulSet(tc, component.PodSpec{
+	sts, err := component.NewStatefulSet(tc, component.PodSpec{
 		Component:             names.TiDB,
 		ServiceName:           names.Peer(tc.Name, names.TiDB),
 		Main:                  main,
@@ -61,6 +63,12 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		MetricsPort:           StatusPort,
 		SysctlInit:            component.SysctlInitContainer,
 	})
+	if err != nil || probeInit == nil {
+		return sts, err
+	}
+	pod := &sts.Spec.Template.Spec
+	pod.InitContainers = component.AfterSysctlInit(pod.InitContainers, component.SysctlInitContainer, *probeInit)
+	return sts, nil
 }
 
 func defaultMountPath(name string) string { return "/var/lib/tidb-" + name }

@@ -118,24 +118,12 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	pod := &sts.Spec.Template
 	// The config renderer runs after the sysctls (as in the TiDB Operator)
 	// and before the user's init containers, which find the rendered config.
-	pod.Spec.InitContainers = withConfigInit(pod.Spec.InitContainers, initContainer(tc))
+	pod.Spec.InitContainers = component.AfterSysctlInit(pod.Spec.InitContainers, containerSysctl, initContainer(tc))
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[label.AnnTiFlashProxyPrometheusPort] = strconv.Itoa(ProxyStatusPort)
 	return sts, nil
-}
-
-// withConfigInit inserts the config renderer after the sysctl container,
-// if any, and before the user's init containers.
-func withConfigInit(inits []corev1.Container, render corev1.Container) []corev1.Container {
-	at := 0
-	if len(inits) > 0 && inits[0].Name == containerSysctl {
-		at = 1
-	}
-	out := append([]corev1.Container{}, inits[:at]...)
-	out = append(out, render)
-	return append(out, inits[at:]...)
 }
 
 // mainContainer returns the tiflash container and the TLS volume it mounts.
