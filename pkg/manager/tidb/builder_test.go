@@ -191,6 +191,19 @@ spec:
       periodSeconds: 5
       failureThreshold: 60
 `,
+		// The slow-log tailer as a native sidecar: the last init container,
+		// restartPolicy Always; tidb the only regular container.
+		"native-sidecar": `
+metadata: {name: sidecar}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    initContainers: [{name: user-init, image: busybox, command: ["true"]}]
+    slowLogTailer: {useSidecar: true, requests: {cpu: 10m}}
+`,
 		// No service, no config, heterogeneous: only the peer Service.
 		"heterogeneous": `
 metadata: {name: hetero}

@@ -28,7 +28,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	extra = append(extra, authTokenVolumes(tc, &main)...)
 	probeInit, probeVolumes := startupProbe(tc, &main)
 	extra = append(extra, probeVolumes...)
-	var sidecars []corev1.Container
+	var sidecars, nativeSidecars []corev1.Container
 	if separateSlowLog(db) {
 		mount, owned, err := slowLogMount(db)
 		if err != nil {
@@ -41,7 +41,12 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		}
 		logFile := path.Join(mount.MountPath, slowLogFileName)
 		main.Env = append(main.Env, corev1.EnvVar{Name: "SLOW_LOG_FILE", Value: logFile})
-		sidecars = append(sidecars, slowLogTailer(tc, mount, logFile))
+		tailer := slowLogTailer(tc, mount, logFile)
+		if useNativeSidecar(db) {
+			nativeSidecars = append(nativeSidecars, tailer)
+		} else {
+			sidecars = append(sidecars, tailer)
+		}
 	}
 	main.Env = append(main.Env,
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
@@ -63,12 +68,26 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		MetricsPort:           StatusPort,
 		SysctlInit:            component.SysctlInitContainer,
 	})
-	if err != nil || probeInit == nil {
-		return sts, err
+	if err != nil {
+		return nil, err
 	}
 	pod := &sts.Spec.Template.Spec
-	pod.InitContainers = component.AfterSysctlInit(pod.InitContainers, component.SysctlInitContainer, *probeInit)
+	if probeInit != nil {
+		pod.InitContainers = component.AfterSysctlInit(pod.InitContainers, component.SysctlInitContainer, *probeInit)
+	}
+	// A native sidecar comes after every other init container: those run
+	// to completion first, the tailer then starts and keeps running
+	// beside tidb, and stops after it.
+	pod.InitContainers = append(pod.InitContainers, nativeSidecars...)
 	return sts, nil
+}
+
+// useNativeSidecar tells whether the slow-log tailer runs as a native
+// sidecar (spec.tidb.slowLogTailer.useSidecar, kubetidb's own field): a
+// restartable init container, started before tidb and stopped after it, so
+// that the last lines of the slow log are printed.
+func useNativeSidecar(db *v1alpha1.TiDBSpec) bool {
+	return db.SlowLogTailer != nil && db.SlowLogTailer.UseSidecar
 }
 
 func defaultMountPath(name string) string { return "/var/lib/tidb-" + name }
@@ -212,6 +231,10 @@ func slowLogTailer(tc *v1alpha1.TidbCluster, mount corev1.VolumeMount, logFile s
 	}
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = tc.Spec.ImagePullPolicy
+	}
+	if useNativeSidecar(tc.Spec.TiDB) {
+		always := corev1.ContainerRestartPolicyAlways
+		c.RestartPolicy = &always
 	}
 	return c
 }
