@@ -16,9 +16,9 @@ const (
 	// AuthTokenJWKSConfigKey is TiDB's config key naming the JWKS file.
 	AuthTokenJWKSConfigKey = "security.auth-token-jwks"
 
-	authTokenVolume  = "tidb-auth-token"
-	authTokenDir     = "/var/lib/tidb-auth-token"
-	authTokenJWKSKey = "tidb_auth_token_jwks.json"
+	authTokenVolume  = "tidb-auth-token"           //nolint:gosec // G101: a volume name, no credential
+	authTokenDir     = "/var/lib/tidb-auth-token"  //nolint:gosec // G101: a mount path, no credential
+	authTokenJWKSKey = "tidb_auth_token_jwks.json" //nolint:gosec // G101: a file name holding public keys
 )
 
 // AuthTokenJWKSSecret returns "<tc>-tidb-auth-token-jwks-secret", the
