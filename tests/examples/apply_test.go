@@ -32,7 +32,7 @@ import (
 var wantExamples = []string{
 	"backup/backup-schedule.yaml", "backup/backup.yaml", "backup/restore.yaml", "backup/s3-secret.yaml",
 	"basic/tidb-cluster.yaml", "basic-random-password/tidb-cluster.yaml", "config-strategies/in-place.yaml", "config-strategies/rolling-update.yaml",
-	"pause/tidb-cluster.yaml", "scaled/tidb-cluster.yaml", "storage-volumes/tidb-cluster.yaml",
+	"pause/tidb-cluster.yaml", "scaled/tidb-cluster.yaml", "storage-volumes/tidb-cluster.yaml", "sysctl-init/tidb-cluster.yaml",
 	"tls/tidb-cluster.yaml", "initialize/init-sql.yaml", "initialize/tidb-cluster.yaml", "initialize/tidb-initializer.yaml",
 	"initialize/tidb-secret.yaml",
 }

@@ -56,6 +56,11 @@ type PodSpec struct {
 	ExtraVolumes []corev1.Volume
 	// MetricsPort is advertised in the prometheus.io annotations.
 	MetricsPort int32
+	// SysctlInit names the init container that sets the pod's sysctls when
+	// the pod asks for it (annotation tidb.pingcap.com/sysctl-init); "" for
+	// the components the TiDB Operator gives none (TiCDC, Pump, TiProxy),
+	// whose sysctls stay on the pod.
+	SysctlInit string
 }
 
 // NewStatefulSet builds a component's StatefulSet from spec, inheriting the
@@ -76,6 +81,7 @@ func NewStatefulSet(tc *v1alpha1.TidbCluster, spec PodSpec) (*appsv1.StatefulSet
 	if err != nil {
 		return nil, err
 	}
+	sysctls, podSecurity := sysctlInit(tc, acc, spec.SysctlInit, main, acc.PodSecurityContext())
 	pod := corev1.PodSpec{
 		SchedulerName:                 acc.SchedulerName(),
 		Affinity:                      acc.Affinity(),
@@ -85,12 +91,12 @@ func NewStatefulSet(tc *v1alpha1.TidbCluster, spec PodSpec) (*appsv1.StatefulSet
 		HostNetwork:                   acc.HostNetwork(),
 		DNSPolicy:                     acc.DNSPolicy(),
 		DNSConfig:                     acc.DNSConfig(),
-		SecurityContext:               acc.PodSecurityContext(),
+		SecurityContext:               podSecurity,
 		ImagePullSecrets:              acc.ImagePullSecrets(),
 		ServiceAccountName:            acc.ServiceAccount(),
 		AutomountServiceAccountToken:  acc.AutomountServiceAccountToken(),
 		TerminationGracePeriodSeconds: acc.TerminationGracePeriodSeconds(),
-		InitContainers:                acc.InitContainers(),
+		InitContainers:                initContainers(sysctls, acc.InitContainers()),
 		Containers:                    containers,
 		Volumes:                       append(podVolumes(spec), acc.AdditionalVolumes()...),
 		TopologySpreadConstraints:     topologySpread(acc.TopologySpreadConstraints(), podLabels),
@@ -116,6 +122,15 @@ func NewStatefulSet(tc *v1alpha1.TidbCluster, spec PodSpec) (*appsv1.StatefulSet
 			},
 		},
 	}, nil
+}
+
+// initContainers puts the sysctl container (when not nil) before the
+// user's, as the TiDB Operator does: the user's then see the sysctls set.
+func initContainers(sysctls *corev1.Container, user []corev1.Container) []corev1.Container {
+	if sysctls == nil {
+		return user
+	}
+	return append([]corev1.Container{*sysctls}, user...)
 }
 
 func mainContainer(tc *v1alpha1.TidbCluster, acc defaulting.ComponentAccessor, spec PodSpec) (corev1.Container, error) {

@@ -68,6 +68,24 @@ func newService(tc *v1alpha1.TidbCluster) *corev1.Service {
 	}
 }
 
+// tcpProbe is the TCP probe of the discovery port that
+// spec.discovery.livenessProbe or readinessProbe asks for, with its delay
+// and period, as the TiDB Operator builds it; nil when unset. The type is
+// not read: discovery serves no status page a command could fetch.
+func tcpProbe(p *v1alpha1.Probe) *corev1.Probe {
+	if p == nil {
+		return nil
+	}
+	probe := component.TCPReadiness(Port, 0)
+	if p.InitialDelaySeconds != nil {
+		probe.InitialDelaySeconds = *p.InitialDelaySeconds
+	}
+	if p.PeriodSeconds != nil {
+		probe.PeriodSeconds = *p.PeriodSeconds
+	}
+	return probe
+}
+
 // newDeployment runs one discovery pod with the operator's discovery image.
 func newDeployment(tc *v1alpha1.TidbCluster, image string) *appsv1.Deployment {
 	acc := defaulting.NewComponentAccessor(tc, defaulting.ComponentDiscovery)
@@ -92,6 +110,8 @@ func newDeployment(tc *v1alpha1.TidbCluster, image string) *appsv1.Deployment {
 		},
 		Resources:       component.ContainerResources(tc.Spec.Discovery.ResourceRequirements),
 		SecurityContext: acc.SecurityContext(),
+		LivenessProbe:   tcpProbe(tc.Spec.Discovery.LivenessProbe),
+		ReadinessProbe:  tcpProbe(tc.Spec.Discovery.ReadinessProbe),
 	}
 	var vols []corev1.Volume
 	if tls := tc.Spec.TLSCluster; tls != nil && tls.Enabled {

@@ -83,3 +83,31 @@ func TestDiscoveryServiceAccountToken(t *testing.T) {
 		t.Errorf("mounts %+v, want the projected volume read-only at the service account path", mounts)
 	}
 }
+
+// TestDiscoveryProbes: spec.discovery.livenessProbe and readinessProbe are
+// TCP probes of the discovery port with their delay and period; unset, the
+// container has none (the default layout).
+func TestDiscoveryProbes(t *testing.T) {
+	t.Parallel()
+	tc := &v1alpha1.TidbCluster{Spec: v1alpha1.TidbClusterSpec{PD: &v1alpha1.PDSpec{Replicas: 1}}}
+	tc.Name, tc.Namespace = "basic", "ns"
+	c := newDeployment(tc, "op:v1").Spec.Template.Spec.Containers[0]
+	if c.LivenessProbe != nil || c.ReadinessProbe != nil {
+		t.Fatalf("unset: liveness %+v, readiness %+v", c.LivenessProbe, c.ReadinessProbe)
+	}
+	delay, period := int32(30), int32(10)
+	tc.Spec.Discovery.LivenessProbe = &v1alpha1.Probe{InitialDelaySeconds: &delay, PeriodSeconds: &period}
+	tc.Spec.Discovery.ReadinessProbe = &v1alpha1.Probe{}
+	c = newDeployment(tc, "op:v1").Spec.Template.Spec.Containers[0]
+	for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if p == nil || p.TCPSocket == nil || p.TCPSocket.Port.IntValue() != Port {
+			t.Fatalf("%s probe %+v, want TCP on %d", name, p, Port)
+		}
+	}
+	if c.LivenessProbe.InitialDelaySeconds != 30 || c.LivenessProbe.PeriodSeconds != 10 {
+		t.Errorf("liveness timings %d/%d, want 30/10", c.LivenessProbe.InitialDelaySeconds, c.LivenessProbe.PeriodSeconds)
+	}
+	if c.ReadinessProbe.InitialDelaySeconds != 0 || c.ReadinessProbe.PeriodSeconds != 0 {
+		t.Errorf("readiness timings %d/%d, want the Kubernetes defaults", c.ReadinessProbe.InitialDelaySeconds, c.ReadinessProbe.PeriodSeconds)
+	}
+}

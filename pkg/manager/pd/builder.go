@@ -11,20 +11,23 @@ import (
 
 // PD's ports, paths and file names, as the TiDB Operator lays them out.
 const (
-	ClientPort   = 2379
-	PeerPort     = 2380
-	pdDataDir    = "/var/lib/pd"
-	tlsDir       = "/var/lib/pd-tls"
-	tlsVolume    = "pd-tls"
-	configFile   = "pd.toml"
-	scriptFile   = "pd_start_script.sh"
-	configDir    = "/etc/pd"
-	dataVolume   = "pd"
-	containerPD  = "pd"
-	portClient   = "client"
-	portServer   = "server"
-	peerPort2380 = "tcp-peer-2380"
-	peerPort2379 = "tcp-peer-2379"
+	ClientPort = 2379
+	PeerPort   = 2380
+	pdDataDir  = "/var/lib/pd"
+	tlsDir     = "/var/lib/pd-tls"
+	tlsVolume  = "pd-tls"
+	// clientTLSDir holds <tc>-cluster-client-secret with mountClusterClientSecret.
+	clientTLSDir    = "/var/lib/cluster-client-tls"
+	clientTLSVolume = "cluster-client-tls"
+	configFile      = "pd.toml"
+	scriptFile      = "pd_start_script.sh"
+	configDir       = "/etc/pd"
+	dataVolume      = "pd"
+	containerPD     = "pd"
+	portClient      = "client"
+	portServer      = "server"
+	peerPort2380    = "tcp-peer-2380"
+	peerPort2379    = "tcp-peer-2379"
 )
 
 func tlsEnabled(tc *v1alpha1.TidbCluster) bool {
@@ -99,6 +102,12 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	if tlsEnabled(tc) {
 		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: tlsVolume, MountPath: tlsDir, ReadOnly: true})
 		extra = append(extra, component.TLSVolume(tlsVolume, names.ClusterSecret(tc.Name, names.PD)))
+		// mountClusterClientSecret: the client certificate the operator
+		// uses, for tools run inside PD's pods (pd-ctl), as for TiKV.
+		if pd.MountClusterClientSecret != nil && *pd.MountClusterClientSecret {
+			main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: clientTLSVolume, MountPath: clientTLSDir, ReadOnly: true})
+			extra = append(extra, component.TLSVolume(clientTLSVolume, names.ClusterClientSecret(tc.Name)))
+		}
 	}
 	extra = append(extra, dashboardTLSVolume(tc, &main)...)
 	return component.NewStatefulSet(tc, component.PodSpec{
@@ -120,5 +129,6 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		},
 		ExtraVolumes: extra,
 		MetricsPort:  ClientPort,
+		SysctlInit:   component.SysctlInitContainer,
 	})
 }

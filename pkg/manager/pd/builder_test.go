@@ -35,6 +35,14 @@ func TestBuilderGolden(t *testing.T) {
 		"tls": func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}
 		},
+		// mountClusterClientSecret: the operator's client certificate next
+		// to PD's own (and before the dashboard's TiDB client certificate).
+		"tls-cluster-client-secret": func(tc *v1alpha1.TidbCluster) {
+			yes := true
+			tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}
+			tc.Spec.PD.MountClusterClientSecret = &yes
+			tc.Spec.TiDB = &v1alpha1.TiDBSpec{TLSClient: &v1alpha1.TiDBTLSClient{Enabled: true}}
+		},
 		// TiDB serves MySQL over TLS: PD's dashboard gets the TiDB client certificate.
 		"tls-tidb-client": func(tc *v1alpha1.TidbCluster) {
 			tc.Spec.TLSCluster = &v1alpha1.TLSCluster{Enabled: true}

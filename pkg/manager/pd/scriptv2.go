@@ -83,7 +83,7 @@ func newStartScriptV2(tc *v1alpha1.TidbCluster, opts component.ScriptV2) (string
 	if timeout <= 0 {
 		timeout = 30
 	}
-	p.Wait = opts.WaitFor(`"${FQDN}"`, component.LookupDig, timeout, false)
+	p.Wait = initWait(pd, opts) + opts.WaitFor(`"${FQDN}"`, component.LookupDig, timeout, false)
 	if opts.PreferPDAddresses && len(tc.Spec.PDAddresses) > 0 {
 		p.Join = joinAddresses(tc.Spec.PDAddresses, p.Scheme)
 	}
@@ -92,6 +92,20 @@ func newStartScriptV2(tc *v1alpha1.TidbCluster, opts component.ScriptV2) (string
 		return "", fmt.Errorf("render PD's v2 start script: %w", err)
 	}
 	return buf.String(), nil
+}
+
+// initWait is the pause spec.pd.initWaitTime asks of the wait for the
+// pod's name to resolve to its own address (WaitForDnsNameIpMatch; v1.6
+// also uses that wait for PD in micro-service mode, which we do not run):
+// the TiDB Operator v1.6 renders the seconds into
+// that wait only, where its "sleep initWaitTime" never expands them (the
+// sleep fails and nothing waits); ours sleeps them, as the field says. ""
+// otherwise, so that the script is unchanged without the field.
+func initWait(pd *v1alpha1.PDSpec, opts component.ScriptV2) string {
+	if pd.InitWaitTime <= 0 || opts.Wait != component.WaitIPMatch {
+		return ""
+	}
+	return fmt.Sprintf("\n# spec.pd.initWaitTime: give the peers time to start first.\nsleep %d\n", pd.InitWaitTime)
 }
 
 // joinAddresses turns spec.pdAddresses into PD's --join list as the TiDB

@@ -75,6 +75,23 @@ func TestStartScriptV2(t *testing.T) {
 	t.Run("WaitForDnsNameIpMatch", func(t *testing.T) {
 		mustHave(t, renderScript(t, v2TC(component.FlagWaitForDNSNameIPMatch)), "hostname -I", "own_address $addrs")
 	})
+	t.Run("initWaitTime pauses before the address match", func(t *testing.T) {
+		tc := v2TC(component.FlagWaitForDNSNameIPMatch)
+		tc.Spec.PD.InitWaitTime = 15
+		s := renderScript(t, tc)
+		mustHave(t, s, "\nsleep 15\n")
+		if strings.Index(s, "sleep 15") > strings.Index(s, "own_address $addrs") {
+			t.Errorf("the pause must come before the wait:\n%s", s)
+		}
+	})
+	t.Run("initWaitTime without the address match changes nothing", func(t *testing.T) {
+		tc := v2TC()
+		tc.Spec.PD.InitWaitTime = 15
+		if got, want := renderScript(t, tc), renderScript(t, v2TC()); got != want {
+			t.Errorf("initWaitTime changed the plain DNS wait's script")
+		}
+		mustLack(t, renderScript(t, v2TC(component.FlagWaitForDNSNameIPMatch)), "initWaitTime")
+	})
 	t.Run("NoWaitDNS", func(t *testing.T) {
 		s := renderScript(t, v2TC(component.FlagNoWaitDNS, component.FlagWaitForDNSNameIPMatch))
 		mustLack(t, s, "dig ", "hostname -I", "waited=")

@@ -119,6 +119,9 @@ func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 		forced["security.ssl-cert"] = serverTLSDir + "/tls.crt"
 		forced["security.ssl-key"] = serverTLSDir + "/tls.key"
 	}
+	if tokenAuthEnabled(tc) {
+		forced[AuthTokenJWKSConfigKey] = authTokenDir + "/" + authTokenJWKSKey
+	}
 	cfg, err := component.RenderConfig(db.Config, forced)
 	if err != nil {
 		return nil, err

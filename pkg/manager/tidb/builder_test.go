@@ -156,6 +156,54 @@ spec:
     initializer: {createPassword: true}
     bootstrapSQLConfigMapName: init-bootstrap-sql
 `,
+		// Token-based authentication: the JWKS Secret mounted, its file
+		// named by security.auth-token-jwks.
+		"token-auth": `
+metadata: {name: jwt}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    tokenBasedAuthEnabled: true
+    config: {}
+`,
+		// A customized startup probe next to the sysctl init container: the
+		// sysctls first, then the copy of the probe binary into the
+		// emptyDir the startup probe runs it from, then the user's.
+		"startup-probe": `
+metadata: {name: probe}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    annotations: {tidb.pingcap.com/sysctl-init: "true"}
+    podSecurityContext:
+      sysctls: [{name: net.core.somaxconn, value: "32768"}]
+    initContainers: [{name: user-init, image: busybox, command: ["true"]}]
+    customizedStartupProbe:
+      image: example.com/tidb-probe:v1
+      binaryName: /bin/tidb-probe
+      args: ["--port=4000", "--user=probe"]
+      periodSeconds: 5
+      failureThreshold: 60
+`,
+		// The slow-log tailer as a native sidecar: the last init container,
+		// restartPolicy Always; tidb the only regular container.
+		"native-sidecar": `
+metadata: {name: sidecar}
+spec:
+  version: v8.5.0
+  pd: {replicas: 1, requests: {storage: 1Gi}}
+  tikv: {replicas: 1, requests: {storage: 10Gi}}
+  tidb:
+    replicas: 1
+    initContainers: [{name: user-init, image: busybox, command: ["true"]}]
+    slowLogTailer: {useSidecar: true, requests: {cpu: 10m}}
+`,
 		// No service, no config, heterogeneous: only the peer Service.
 		"heterogeneous": `
 metadata: {name: hetero}

@@ -25,7 +25,10 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	main := mainContainer(tc)
 	extra := tlsVolumes(tc, &main)
 	extra = append(extra, bootstrapSQLVolumes(tc, &main)...)
-	var sidecars []corev1.Container
+	extra = append(extra, authTokenVolumes(tc, &main)...)
+	probeInit, probeVolumes := startupProbe(tc, &main)
+	extra = append(extra, probeVolumes...)
+	var sidecars, nativeSidecars []corev1.Container
 	if separateSlowLog(db) {
 		mount, owned, err := slowLogMount(db)
 		if err != nil {
@@ -38,12 +41,17 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		}
 		logFile := path.Join(mount.MountPath, slowLogFileName)
 		main.Env = append(main.Env, corev1.EnvVar{Name: "SLOW_LOG_FILE", Value: logFile})
-		sidecars = append(sidecars, slowLogTailer(tc, mount, logFile))
+		tailer := slowLogTailer(tc, mount, logFile)
+		if useNativeSidecar(db) {
+			nativeSidecars = append(nativeSidecars, tailer)
+		} else {
+			sidecars = append(sidecars, tailer)
+		}
 	}
 	main.Env = append(main.Env,
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		corev1.EnvVar{Name: "HEADLESS_SERVICE_NAME", Value: names.Peer(tc.Name, names.TiDB)})
-	return component.NewStatefulSet(tc, component.PodSpec{
+	sts, err := component.NewStatefulSet(tc, component.PodSpec{
 		Component:             names.TiDB,
 		ServiceName:           names.Peer(tc.Name, names.TiDB),
 		Main:                  main,
@@ -58,7 +66,28 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		DefaultMountPath:      defaultMountPath,
 		ExtraVolumes:          extra,
 		MetricsPort:           StatusPort,
+		SysctlInit:            component.SysctlInitContainer,
 	})
+	if err != nil {
+		return nil, err
+	}
+	pod := &sts.Spec.Template.Spec
+	if probeInit != nil {
+		pod.InitContainers = component.AfterSysctlInit(pod.InitContainers, component.SysctlInitContainer, *probeInit)
+	}
+	// A native sidecar comes after every other init container: those run
+	// to completion first, the tailer then starts and keeps running
+	// beside tidb, and stops after it.
+	pod.InitContainers = append(pod.InitContainers, nativeSidecars...)
+	return sts, nil
+}
+
+// useNativeSidecar tells whether the slow-log tailer runs as a native
+// sidecar (spec.tidb.slowLogTailer.useSidecar, kubetidb's own field): a
+// restartable init container, started before tidb and stopped after it, so
+// that the last lines of the slow log are printed.
+func useNativeSidecar(db *v1alpha1.TiDBSpec) bool {
+	return db.SlowLogTailer != nil && db.SlowLogTailer.UseSidecar
 }
 
 func defaultMountPath(name string) string { return "/var/lib/tidb-" + name }
@@ -202,6 +231,10 @@ func slowLogTailer(tc *v1alpha1.TidbCluster, mount corev1.VolumeMount, logFile s
 	}
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = tc.Spec.ImagePullPolicy
+	}
+	if useNativeSidecar(tc.Spec.TiDB) {
+		always := corev1.ContainerRestartPolicyAlways
+		c.RestartPolicy = &always
 	}
 	return c
 }

@@ -44,11 +44,16 @@ const (
 )
 
 const (
-	tlsDir             = "/var/lib/tiflash-tls"
-	tlsVolume          = "tiflash-tls"
-	templateDir        = "/etc/tiflash"
-	containerTiFlash   = "tiflash"
-	containerInit      = "init"
+	tlsDir           = "/var/lib/tiflash-tls"
+	tlsVolume        = "tiflash-tls"
+	templateDir      = "/etc/tiflash"
+	containerTiFlash = "tiflash"
+	containerInit    = "init"
+	// containerSysctl sets the pods' sysctls (annotation
+	// tidb.pingcap.com/sysctl-init). The TiDB Operator names it "init"
+	// like the config renderer, a pair the API server refuses; ours has a
+	// name of its own.
+	containerSysctl    = "sysctl-init"
 	defaultHelperImage = "busybox:1.26.2"
 	// startCommand runs TiFlash on the config the init container rendered.
 	startCommand = "/tiflash/tiflash server --config-file /data0/config.toml"
@@ -103,6 +108,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		Sidecars:     sidecars,
 		ExtraVolumes: append([]corev1.Volume{templateVolume(configMap)}, extra...),
 		MetricsPort:  MetricsPort,
+		SysctlInit:   containerSysctl,
 	})
 	if err != nil {
 		return nil, err
@@ -110,9 +116,9 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 	// The claims are data0..dataN, not the skeleton's single data volume.
 	sts.Spec.VolumeClaimTemplates = claims
 	pod := &sts.Spec.Template
-	// The config renderer runs first, so that the user's init containers
-	// find the rendered config.
-	pod.Spec.InitContainers = append([]corev1.Container{initContainer(tc)}, pod.Spec.InitContainers...)
+	// The config renderer runs after the sysctls (as in the TiDB Operator)
+	// and before the user's init containers, which find the rendered config.
+	pod.Spec.InitContainers = component.AfterSysctlInit(pod.Spec.InitContainers, containerSysctl, initContainer(tc))
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}

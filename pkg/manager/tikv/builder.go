@@ -129,6 +129,7 @@ func newStatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.Statefu
 		DefaultMountPath:      defaultMountPath,
 		ExtraVolumes:          extra,
 		MetricsPort:           StatusPort,
+		SysctlInit:            component.SysctlInitContainer,
 	})
 	if err != nil {
 		return nil, err
