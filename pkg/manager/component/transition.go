@@ -2,11 +2,13 @@ package component
 
 import (
 	"context"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -40,12 +42,16 @@ func (m *Manager) CheckLive(ctx context.Context, tc *v1alpha1.TidbCluster) field
 	if err != nil {
 		return nil // none yet (or not cached): nothing was built to compare with
 	}
+	mounted := m.renderedConfigMap(tc, live)
+	key := liveKey(tc, live, mounted)
+	if m.liveChecked.has(tc.UID, key) {
+		return nil
+	}
 	data, err := m.comp.ConfigData(tc)
 	if err != nil {
 		return nil // CheckObjects reports it
 	}
 	rec := validation.Live{Component: m.comp.Name(), Instance: live.Labels[label.InstanceLabelKey], RendersConfig: data != nil}
-	mounted := m.renderedConfigMap(tc, live)
 	if mounted != nil {
 		rec.ConfigMap = mounted.Name
 	}
@@ -55,7 +61,55 @@ func (m *Manager) CheckLive(ctx context.Context, tc *v1alpha1.TidbCluster) field
 	if mounted != nil && data != nil && validation.ComparesMountedConfig(m.comp.Name()) {
 		rec.MountedConfig, rec.DesiredConfig = m.configFiles(ctx, tc, mounted, data)
 	}
-	return validation.ValidateLive(tc, rec)
+	errs := validation.ValidateLive(tc, rec)
+	if len(errs) == 0 {
+		m.liveChecked.add(tc.UID, key)
+	}
+	return errs
+}
+
+// liveKey names the versions CheckLive read: the cluster's (spec and
+// labels), its StatefulSet's and the mounted ConfigMap's; "" when one is
+// not versioned (objects that were never stored), which is never cached.
+func liveKey(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet, cm *corev1.ConfigMap) string {
+	cmVersion := "-"
+	if cm != nil {
+		cmVersion = cm.ResourceVersion
+	}
+	if tc.ResourceVersion == "" || live.ResourceVersion == "" || cmVersion == "" {
+		return ""
+	}
+	return tc.ResourceVersion + "/" + live.ResourceVersion + "/" + cmVersion
+}
+
+// liveChecks remembers, per TidbCluster, the versions (liveKey) that last
+// passed CheckLive: nothing it reads has changed since, so a converged
+// resync does not render the config again only to compare it. Entries of
+// deleted clusters are dropped all at once past maxLiveChecks. Safe for
+// concurrent workers.
+type liveChecks struct {
+	mu     sync.Mutex
+	passed map[types.UID]string
+}
+
+const maxLiveChecks = 20000
+
+func (c *liveChecks) has(uid types.UID, key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return key != "" && c.passed[uid] == key
+}
+
+func (c *liveChecks) add(uid types.UID, key string) {
+	if key == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.passed == nil || len(c.passed) >= maxLiveChecks {
+		c.passed = map[types.UID]string{}
+	}
+	c.passed[uid] = key
 }
 
 // renderedConfigMap returns the cached ConfigMap live's pods mount as their

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 )
@@ -84,4 +87,44 @@ func mustConfig(t *testing.T, toml string) *v1alpha1.Config {
 		t.Fatalf("config %q: %v %s", toml, err, c.InvalidReason)
 	}
 	return &c
+}
+
+// TestCheckLiveRemembersOnlyWhatPassed: a check that passed is not
+// repeated for the same versions of the cluster and its objects, and a new
+// version of the cluster is checked again.
+func TestCheckLiveRemembersOnlyWhatPassed(t *testing.T) {
+	t.Parallel()
+	f := newFixture()
+	healthyPD(f.pd)
+	_ = f.mgr.Sync(context.Background(), newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate))
+	f.seed(t)
+	sets := f.deps.KubeInformerFactory.Apps().V1().StatefulSets().Informer().GetIndexer()
+	for _, o := range sets.List() {
+		sts := o.(*appsv1.StatefulSet).DeepCopy()
+		sts.ResourceVersion = "7"
+		mustAdd(t, sets.Update(sts))
+	}
+	cms := f.deps.KubeInformerFactory.Core().V1().ConfigMaps().Informer().GetIndexer()
+	for _, o := range cms.List() {
+		cm := o.(*corev1.ConfigMap).DeepCopy()
+		cm.ResourceVersion = "8"
+		mustAdd(t, cms.Update(cm))
+	}
+	tc := newTC(v1alpha1.ConfigUpdateStrategyRollingUpdate)
+	tc.ResourceVersion = "1"
+	if errs := f.mgr.CheckLive(context.Background(), tc); len(errs) != 0 {
+		t.Fatalf("unchanged cluster: %v", errs)
+	}
+	changed := tc.DeepCopy()
+	changed.Spec.PD.Config = nil
+	if errs := f.mgr.CheckLive(context.Background(), changed); len(errs) != 0 {
+		t.Fatalf("the same versions were checked again: %v", errs)
+	}
+	changed.ResourceVersion = "2"
+	if errs := f.mgr.CheckLive(context.Background(), changed); len(errs) != 1 || errs[0].Field != "spec.pd.config" {
+		t.Fatalf("a new version of the cluster: want spec.pd.config refused, got %v", errs)
+	}
+	if errs := f.mgr.CheckLive(context.Background(), changed); len(errs) != 1 {
+		t.Fatalf("a refused version must be checked again, got %v", errs)
+	}
 }
