@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -31,6 +32,11 @@ const (
 // instanceLabel is the label every object of a cluster carries with the
 // cluster's instance (label.InstanceLabelKey; this package imports nothing of ours).
 const instanceLabel = "app.kubernetes.io/instance"
+
+// configKeptComponents are the components whose config may not be removed
+// once it rendered their ConfigMap: without it they would mount the one
+// Helm used to make (TiCDC without config just runs without a file).
+var configKeptComponents = []string{"pd", "tikv", "tidb"}
 
 // pdImmutableSections are the sections of PD's config that PD persists at
 // its first start and then reads from its own storage, not from the file.
@@ -77,7 +83,7 @@ func ValidateLive(tc *v1alpha1.TidbCluster, live Live) field.ErrorList {
 			fmt.Sprintf("the instance may not change: the cluster's %s objects were built with instance %q", live.Component, live.Instance)))
 	}
 	componentPath := field.NewPath("spec", live.Component)
-	if live.ConfigMap != "" && !live.RendersConfig {
+	if live.ConfigMap != "" && !live.RendersConfig && slices.Contains(configKeptComponents, live.Component) {
 		errs = append(errs, field.Required(componentPath.Child("config"), fmt.Sprintf(
 			"spec.%s.config may not be removed once set: the pods run with ConfigMap %s rendered from it; set config: {} for an empty one",
 			live.Component, live.ConfigMap)))

@@ -47,6 +47,7 @@ func TestValidateLive(t *testing.T) {
 			Live{Component: "pd", Instance: "helm-release"}, "", ""},
 		{"config removed", liveTC(nil), Live{Component: "tikv", ConfigMap: "basic-tikv-3a4b5c6"},
 			"spec.tikv.config", "spec.tikv.config may not be removed once set: the pods run with ConfigMap basic-tikv-3a4b5c6"},
+		{"TiCDC config removed", liveTC(nil), Live{Component: "ticdc", ConfigMap: "basic-ticdc-3a4b5c6"}, "", ""},
 		{"config kept", liveTC(nil), Live{Component: "tikv", ConfigMap: "basic-tikv-3a4b5c6", RendersConfig: true}, "", ""},
 		{"config set later", liveTC(nil), Live{Component: "tikv", RendersConfig: true}, "", ""},
 		{"bootstrap SQL changed", liveTC(nil), Live{Component: "tidb", BootstrapSQL: "first-sql"},
