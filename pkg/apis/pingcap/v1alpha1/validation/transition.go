@@ -17,16 +17,19 @@ import (
 // may not change. The others read what CRD rules cannot see — labels, and
 // the schemaless config maps — and are checked here against the live
 // objects, which stand in for the old object the operator never has:
-// validateLive. They also catch a change the API server stored before its
-// CRD had the rules (Helm does not upgrade CRDs).
+// ValidateLive. They also catch a change the API server stored before its
+// CRD had the rules (Helm does not upgrade CRDs). The CRD-only rules have
+// no twin here: once stored, an emptied version or image cannot be told
+// from a chosen one (the default image, an untagged one).
 
-// Messages of the update rules; the CEL rules of the CRDs carry the same.
+// Messages of the update rules checked here; the CRD's CEL rule on
+// spec.tidb.bootstrapSQLConfigMapName carries the same message.
 const (
 	// MsgBootstrapSQLChanged is refused when spec.tidb.bootstrapSQLConfigMapName changes once set.
 	MsgBootstrapSQLChanged = "spec.tidb.bootstrapSQLConfigMapName may not be changed once set " +
 		"(TiDB runs the bootstrap SQL only when it first bootstraps the cluster); it may be removed"
 	// MsgPDConfigImmutable is appended to the PD config section that may not change.
-	MsgPDConfigImmutable = "may not change through the TidbCluster once PD has started: PD keeps it in its own storage; change it with pd-ctl"
+	MsgPDConfigImmutable = "may not change through the TidbCluster once PD's StatefulSet exists: PD keeps it in its own storage after its first start; change it with pd-ctl"
 )
 
 // instanceLabel is the label every object of a cluster carries with the
