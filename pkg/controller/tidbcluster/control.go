@@ -92,7 +92,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 	ctx, blockers := flow.WithBlockers(ctx)
 	ctx, revisits := flow.WithRevisits(ctx)
 	ctx = flow.WithMemo(ctx)
-	syncErr := c.validate(tc, original)
+	syncErr := c.validate(ctx, tc, original)
 	if syncErr == nil {
 		c.setUnsupported(tc, original, append(unsupportedFields(tc, c.built), deniedFeatures(c.cli, tc)...))
 		syncErr = c.runComponents(ctx, tc)
@@ -139,13 +139,30 @@ type ObjectChecker interface {
 	CheckObjects(tc *v1alpha1.TidbCluster) field.ErrorList
 }
 
+// LiveChecker is a Component whose live objects say what they were built
+// from: CheckLive returns the update rules tc breaks against them
+// (validation.ValidateLive), the operator's stand-in for the old object of
+// an update, which it never sees. It runs on every sync, because the live
+// objects change without the spec changing.
+type LiveChecker interface {
+	CheckLive(ctx context.Context, tc *v1alpha1.TidbCluster) field.ErrorList
+}
+
 // validate checks the spec, then — because a sync that writes some objects
 // and is refused the next leaves a half-applied change — every object the
-// components would build from it. It records a Warning event when the spec
-// turns invalid (or its errors change) and returns an IgnoreError:
-// retrying cannot fix a spec.
-func (c *defaultControl) validate(tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus) error {
+// components would build from it, and the update rules against the live
+// objects (LiveChecker). It records a Warning event when the spec turns
+// invalid (or its errors change) and returns an IgnoreError: retrying
+// cannot fix a spec.
+func (c *defaultControl) validate(ctx context.Context, tc *v1alpha1.TidbCluster, original *v1alpha1.TidbClusterStatus) error {
 	errs := validation.ValidateTidbCluster(tc)
+	if len(errs) == 0 {
+		for _, comp := range c.components {
+			if checker, ok := comp.(LiveChecker); ok {
+				errs = append(errs, checker.CheckLive(ctx, tc)...)
+			}
+		}
+	}
 	if len(errs) == 0 && !c.checked.has(tc) {
 		for _, comp := range c.components {
 			if checker, ok := comp.(ObjectChecker); ok {

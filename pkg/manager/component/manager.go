@@ -41,6 +41,8 @@ type Manager struct {
 	volumeModifying bool
 	// storageClassesDenied: no StorageClass may be read, so no PVC grows.
 	storageClassesDenied bool
+	// liveChecked: the versions whose update rules last passed (transition.go).
+	liveChecked liveChecks
 }
 
 // NewManager returns the skeleton for comp over env's write layer and

@@ -1,9 +1,11 @@
 package tidb
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 )
 
 // Bootstrap SQL (spec.tidb.bootstrapSQLConfigMapName): the ConfigMap's key
@@ -45,4 +47,21 @@ func bootstrapSQLVolumes(tc *v1alpha1.TidbCluster, main *corev1.Container) []cor
 			Items:                []corev1.KeyToPath{{Key: BootstrapSQLKey, Path: "bootstrap.sql"}},
 		},
 	}}}
+}
+
+// ReadLive records the bootstrap SQL ConfigMap live's pods mount — the
+// ConfigMap volume projecting BootstrapSQLKey, ours or the TiDB Operator's
+// — for the rule that it may not change once set (validation.ValidateLive).
+func (c *Component) ReadLive(live *appsv1.StatefulSet, rec *validation.Live) {
+	for _, v := range live.Spec.Template.Spec.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		for _, item := range v.ConfigMap.Items {
+			if item.Key == BootstrapSQLKey {
+				rec.BootstrapSQL = v.ConfigMap.Name
+				return
+			}
+		}
+	}
 }

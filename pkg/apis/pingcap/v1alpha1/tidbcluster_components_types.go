@@ -7,6 +7,7 @@ import (
 
 // PDSpec is the desired PD (placement driver) component.
 // +kubebuilder:validation:XValidation:rule="has(self.requests) && 'storage' in self.requests",message="requests.storage is required: the size of PD's data volume",fieldPath=".requests",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.baseImage) || size(oldSelf.baseImage) == 0 || (has(self.baseImage) && size(self.baseImage) > 0)",message="spec.pd.baseImage may not be emptied once set",fieldPath=".baseImage"
 type PDSpec struct {
 	ComponentSpec        `json:",inline"`
 	ResourceRequirements `json:",inline"`
@@ -97,6 +98,7 @@ type PDSpec struct {
 
 // TiKVSpec is the desired TiKV component.
 // +kubebuilder:validation:XValidation:rule="has(self.requests) && 'storage' in self.requests",message="requests.storage is required: the size of TiKV's data volume",fieldPath=".requests",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.baseImage) || size(oldSelf.baseImage) == 0 || (has(self.baseImage) && size(self.baseImage) > 0)",message="spec.tikv.baseImage may not be emptied once set",fieldPath=".baseImage"
 type TiKVSpec struct {
 	ComponentSpec        `json:",inline"`
 	ResourceRequirements `json:",inline"`
@@ -209,6 +211,7 @@ type TiKVSpec struct {
 }
 
 // TiDBSpec is the desired TiDB component.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.baseImage) || size(oldSelf.baseImage) == 0 || (has(self.baseImage) && size(self.baseImage) > 0)",message="spec.tidb.baseImage may not be emptied once set",fieldPath=".baseImage"
 type TiDBSpec struct {
 	ComponentSpec        `json:",inline"`
 	ResourceRequirements `json:",inline"`
@@ -294,7 +297,9 @@ type TiDBSpec struct {
 	Initializer *TiDBInitializer `json:"initializer,omitempty"`
 
 	// BootstrapSQLConfigMapName names a ConfigMap whose bootstrap-sql key runs on first start.
+	// Once set it may be removed but not changed: TiDB runs the file only when it bootstraps the cluster.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="size(oldSelf) == 0 || size(self) == 0 || self == oldSelf",message="spec.tidb.bootstrapSQLConfigMapName may not be changed once set (TiDB runs the bootstrap SQL only when it first bootstraps the cluster); it may be removed"
 	BootstrapSQLConfigMapName *string `json:"bootstrapSQLConfigMapName,omitempty"`
 
 	// ScalePolicy bounds how many servers scale at once.

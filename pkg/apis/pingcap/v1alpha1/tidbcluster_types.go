@@ -74,6 +74,7 @@ type TidbClusterList struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.pd) || has(self.cluster) || (has(self.pdAddresses) && size(self.pdAddresses) > 0) || !(has(self.tikv) || has(self.tidb) || has(self.tiflash) || has(self.ticdc) || has(self.pump) || has(self.tiproxy))",message="a PD is required by the other components: set spec.pd, spec.cluster or spec.pdAddresses",fieldPath=".pd",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="!has(self.pd) || self.pd.replicas > 0 || has(self.cluster) || (has(self.pdAddresses) && size(self.pdAddresses) > 0) || [has(self.tikv) ? self.tikv.replicas : 0, has(self.tidb) ? self.tidb.replicas : 0, has(self.tiflash) ? self.tiflash.replicas : 0, has(self.ticdc) ? self.ticdc.replicas : 0, has(self.pump) ? self.pump.replicas : 0, has(self.tiproxy) ? self.tiproxy.replicas : 0].all(r, r == 0)",message="scaling PD to 0 would strand the other components, which still have replicas and no other PD (spec.cluster or spec.pdAddresses)",fieldPath=".pd.replicas"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || size(oldSelf.version) == 0 || (has(self.version) && size(self.version) > 0)",message="spec.version may not be emptied once set",fieldPath=".version"
 type TidbClusterSpec struct {
 	// Discovery configures the per-cluster discovery Deployment that bootstraps PD.
 	// +optional
