@@ -87,7 +87,13 @@ func TestTakeoverOfEveryV1ComponentRestartsNothing(t *testing.T) {
 				replaced++
 			}
 		}
-		framework.Observef(ctx, "%d of 1 TiFlash pods replaced", replaced)
+		sts := getStatefulSet(t, env, "basic-tiflash")
+		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "basic", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		framework.Observef(ctx, "%d of 1 TiFlash pods replaced; StatefulSet revisions %s → %s, partition %v; conditions %+v",
+			replaced, sts.Status.CurrentRevision, sts.Status.UpdateRevision, sts.Spec.UpdateStrategy.RollingUpdate, tc.Status.Conditions)
 		return replaced == 1, nil
 	})
 	waitReady(t, env, pc, "the cluster is Ready after the TiFlash change", nil)

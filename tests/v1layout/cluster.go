@@ -8,7 +8,9 @@ import (
 
 // ClusterYAML is a TidbCluster named basic with every component the
 // takeover covers: PD, TiKV, TiDB (binlog to Pump), TiFlash, TiCDC, Pump
-// and TiProxy, one pod each.
+// and TiProxy, one pod each; its config changes roll the pods, so v1
+// names its ConfigMaps by their content's hash (TiProxy's excepted: v1
+// always updates it in place).
 const ClusterYAML = `apiVersion: pingcap.com/v1alpha1
 kind: TidbCluster
 metadata:
@@ -16,6 +18,7 @@ metadata:
 spec:
   version: v8.5.0
   timezone: UTC
+  configUpdateStrategy: RollingUpdate
   pvReclaimPolicy: Retain
   helper:
     image: alpine:3.20
