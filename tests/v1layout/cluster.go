@@ -10,7 +10,8 @@ import (
 // takeover covers: PD, TiKV, TiDB (binlog to Pump), TiFlash, TiCDC, Pump
 // and TiProxy, one pod each; its config changes roll the pods, so v1
 // names its ConfigMaps by their content's hash (TiProxy's excepted: v1
-// always updates it in place).
+// always updates it in place). Like examples/basic it enables dynamic
+// configuration, which the e2e's v1 TiKV script is written for.
 const ClusterYAML = `apiVersion: pingcap.com/v1alpha1
 kind: TidbCluster
 metadata:
@@ -19,6 +20,7 @@ spec:
   version: v8.5.0
   timezone: UTC
   configUpdateStrategy: RollingUpdate
+  enableDynamicConfiguration: true
   pvReclaimPolicy: Retain
   helper:
     image: alpine:3.20
