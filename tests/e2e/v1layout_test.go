@@ -30,8 +30,11 @@ import (
 // §4): for each object our operator builds, the differences v1 has for the
 // same TidbCluster — ConfigMaps named by the hash of v1's own data, with
 // v1's start scripts (other shell, other variable names, the same server
-// command line) and its TOML formatting; the containers' variables in v1's
-// order; the JSON of the last applied spec in pingcap.com/
+// command line) and its TOML formatting (TiProxy's keeps its name: v1
+// updates it in place); the pod templates as v1 builds them
+// (v1layout.PodTemplate: variables in v1's order, TiFlash's containers in
+// v1's order with v1's tailer and init commands, TiCDC's, Pump's and
+// TiProxy's containers as v1 builds them); the JSON of the last applied spec in pingcap.com/
 // last-applied-configuration on StatefulSets and Services, and of the pod
 // template in pingcap.com/last-applied-podtemplate on the discovery
 // Deployment, which runs the operator image v1 ships discovery in;
