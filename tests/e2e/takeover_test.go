@@ -24,9 +24,9 @@ import (
 // discovery.
 const basicPods = 9
 
-// readyPodUIDs waits until basic's pods all exist and are Ready and
+// readyPodUIDs waits until basic's want pods all exist and are Ready and
 // returns their UIDs by name.
-func readyPodUIDs(t *testing.T, env *framework.Env) map[string]types.UID {
+func readyPodUIDs(t *testing.T, env *framework.Env, want int) map[string]types.UID {
 	t.Helper()
 	var uids map[string]types.UID
 	framework.WaitFor(t, env.Ctx, readyTimeout, "basic's pods Ready", func(ctx context.Context) (bool, error) {
@@ -40,8 +40,8 @@ func readyPodUIDs(t *testing.T, env *framework.Env) map[string]types.UID {
 				uids[p.Name] = p.UID
 			}
 		}
-		framework.Observef(ctx, "%d of %d pods Ready", len(uids), basicPods)
-		return len(uids) == basicPods, nil
+		framework.Observef(ctx, "%d of %d pods Ready", len(uids), want)
+		return len(uids) == want, nil
 	})
 	return uids
 }
@@ -66,8 +66,8 @@ func TestTakeoverOfAV1ClusterRestartsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createV1Layout(t, env, tc)
-	before := readyPodUIDs(t, env)
+	createV1Layout(t, env, tc, "discovery", "pd", "tikv", "tidb")
+	before := readyPodUIDs(t, env, basicPods)
 	pdConfigMap := mountedConfigMap(t, env, "basic-pd")
 
 	start := time.Now()
@@ -76,7 +76,7 @@ func TestTakeoverOfAV1ClusterRestartsNothing(t *testing.T) {
 	checkNoWritesWhenConverged(t, ctx, env, mgr)
 	t.Logf("taken over and converged in %v", time.Since(start).Round(time.Second))
 
-	after := readyPodUIDs(t, env)
+	after := readyPodUIDs(t, env, basicPods)
 	for name, uid := range before {
 		if after[name] != uid {
 			t.Errorf("pod %s was replaced by the takeover (UID %s → %s)", name, uid, after[name])

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
@@ -22,14 +23,18 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/members"
 	"github.com/kubetidb/tidb-operator/tests/framework"
+	"github.com/kubetidb/tidb-operator/tests/v1layout"
 )
 
 // The layout the TiDB Operator v1.6 leaves for a cluster (spec §3.2-3.5,
 // §4): for each object our operator builds, the differences v1 has for the
 // same TidbCluster — ConfigMaps named by the hash of v1's own data, with
 // v1's start scripts (other shell, other variable names, the same server
-// command line) and its TOML formatting; the containers' variables in v1's
-// order; the JSON of the last applied spec in pingcap.com/
+// command line) and its TOML formatting (TiProxy's keeps its name: v1
+// updates it in place); the pod templates as v1 builds them
+// (v1layout.PodTemplate: variables in v1's order, TiFlash's containers in
+// v1's order with v1's tailer and init commands, TiCDC's, Pump's and
+// TiProxy's containers as v1 builds them); the JSON of the last applied spec in pingcap.com/
 // last-applied-configuration on StatefulSets and Services, and of the pod
 // template in pingcap.com/last-applied-podtemplate on the discovery
 // Deployment, which runs the operator image v1 ships discovery in;
@@ -40,17 +45,10 @@ import (
 // v1DiscoveryImage is the image v1.6 runs discovery from.
 const v1DiscoveryImage = "pingcap/tidb-operator:v1.6.1"
 
-// v1EnvOrder is the order v1 gives each main container's variables.
-var v1EnvOrder = map[string][]string{
-	"pd":        {"NAMESPACE", "PEER_SERVICE_NAME", "SERVICE_NAME", "SET_NAME", "TZ"},
-	"tikv":      {"NAMESPACE", "CLUSTER_NAME", "HEADLESS_SERVICE_NAME", "CAPACITY", "TZ"},
-	"tidb":      {"CLUSTER_NAME", "TZ", "BINLOG_ENABLED", "SLOW_LOG_FILE", "POD_NAME", "NAMESPACE", "HEADLESS_SERVICE_NAME"},
-	"discovery": {"MY_POD_NAMESPACE", "TZ", "TC_NAME"},
-}
-
-// createV1Layout writes tc's discovery, PD, TiKV and TiDB objects as v1.6
-// lays them out; tc must exist (its UID is the owner).
-func createV1Layout(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster) {
+// createV1Layout writes tc's objects of the components comps (discovery
+// included by name) as v1.6 lays them out; tc must exist (its UID is the
+// owner).
+func createV1Layout(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster, comps ...string) {
 	t.Helper()
 	d := tc.DeepCopy()
 	defaulting.SetTidbClusterDefaults(d)
@@ -60,7 +58,7 @@ func createV1Layout(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster) 
 		r, ok := m.(interface {
 			Desired(*v1alpha1.TidbCluster) ([]metav1.Object, error)
 		})
-		if !ok || !slices.Contains([]string{"discovery", "pd", "tikv", "tidb"}, m.Name()) {
+		if !ok || !slices.Contains(comps, m.Name()) {
 			continue
 		}
 		objs, err := r.Desired(d)
@@ -69,14 +67,14 @@ func createV1Layout(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster) 
 		}
 		for _, o := range objs {
 			o.SetOwnerReferences([]metav1.OwnerReference{owner})
-			createV1Object(t, env, m.Name(), o, cmNames)
+			createV1Object(t, env, d, m.Name(), o, cmNames)
 		}
 	}
 }
 
 // createV1Object turns one of our objects into v1's and creates it.
 // ConfigMaps come before their StatefulSet, so cmNames maps our name to v1's.
-func createV1Object(t *testing.T, env *framework.Env, comp string, o metav1.Object, cmNames map[string]string) {
+func createV1Object(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster, comp string, o metav1.Object, cmNames map[string]string) {
 	t.Helper()
 	ctx, ns := env.Ctx, env.Namespace
 	o.SetNamespace(ns)
@@ -95,16 +93,21 @@ func createV1Object(t *testing.T, env *framework.Env, comp string, o metav1.Obje
 	case *corev1.ConfigMap:
 		ours := obj.Name
 		obj.Data = v1ConfigData(t, comp, obj.Data)
-		obj.Name = fmt.Sprintf("basic-%s-%s", comp, v1DataHash(t, obj.Data))
+		if script, ok := obj.Data[component.StartScriptKey]; ok {
+			obj.Data[component.StartScriptKey] = strings.ReplaceAll(script, "{{namespace}}", ns)
+		}
+		if comp != "tiproxy" { // v1 updates TiProxy's ConfigMap in place: no hashed name
+			obj.Name = fmt.Sprintf("basic-%s-%s", comp, v1DataHash(t, obj.Data))
+		}
 		cmNames[ours] = obj.Name
 		_, err = env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, obj, metav1.CreateOptions{})
 	case *appsv1.StatefulSet:
-		v1PodTemplate(&obj.Spec.Template, comp, cmNames)
+		v1layout.PodTemplate(tc, comp, &obj.Spec.Template, cmNames)
 		setAnnotation(obj, label.AnnLastAppliedConfig, mustJSON(t, obj.Spec))
 		setAnnotation(obj, "tidb.pingcap.com/owner-generation", "1")
 		_, err = env.Kube.AppsV1().StatefulSets(ns).Create(ctx, obj, metav1.CreateOptions{})
 	case *appsv1.Deployment:
-		v1PodTemplate(&obj.Spec.Template, comp, cmNames)
+		v1layout.PodTemplate(tc, comp, &obj.Spec.Template, cmNames)
 		setAnnotation(obj, label.AnnLastAppliedPodTemplate, mustJSON(t, obj.Spec.Template.Spec))
 		_, err = env.Kube.AppsV1().Deployments(ns).Create(ctx, obj, metav1.CreateOptions{})
 	default:
@@ -115,31 +118,6 @@ func createV1Object(t *testing.T, env *framework.Env, comp string, o metav1.Obje
 	}
 }
 
-// v1PodTemplate orders the main container's variables as v1 does and
-// points the config volumes at v1's ConfigMap.
-func v1PodTemplate(tpl *corev1.PodTemplateSpec, comp string, cmNames map[string]string) {
-	for i := range tpl.Spec.Containers {
-		c := &tpl.Spec.Containers[i]
-		if c.Name != comp {
-			continue
-		}
-		order := v1EnvOrder[comp]
-		slices.SortStableFunc(c.Env, func(a, b corev1.EnvVar) int { return rank(order, a.Name) - rank(order, b.Name) })
-	}
-	for i := range tpl.Spec.Volumes {
-		if cm := tpl.Spec.Volumes[i].ConfigMap; cm != nil && cmNames[cm.Name] != "" {
-			cm.Name = cmNames[cm.Name]
-		}
-	}
-}
-
-func rank(order []string, name string) int {
-	if i := slices.Index(order, name); i >= 0 {
-		return i
-	}
-	return len(order)
-}
-
 // v1ConfigData is v1's ConfigMap data for ours: the same settings in
 // another TOML layout and v1's start script.
 func v1ConfigData(t *testing.T, comp string, ours map[string]string) map[string]string {
@@ -148,16 +126,19 @@ func v1ConfigData(t *testing.T, comp string, ours map[string]string) map[string]
 	for k, v := range ours {
 		out[k] = v
 	}
-	if cfg, ok := ours[component.ConfigFileKey]; ok {
+	for k, cfg := range ours {
+		if k != component.ConfigFileKey && k != "pump-config" && !strings.HasSuffix(k, ".toml") {
+			continue
+		}
 		var m map[string]any
 		if err := toml.Unmarshal([]byte(cfg), &m); err != nil {
-			t.Fatalf("%s config: %v", comp, err)
+			t.Fatalf("%s %s: %v", comp, k, err)
 		}
 		b, err := toml.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[component.ConfigFileKey] = "\n" + string(b) + "\n"
+		out[k] = "\n" + string(b) + "\n"
 	}
 	if _, ok := ours[component.StartScriptKey]; ok {
 		out[component.StartScriptKey] = v1StartScripts[comp]

@@ -113,4 +113,14 @@ fi
 echo "/tidb-server ${ARGS}"
 exec /tidb-server ${ARGS}
 `,
+	// v1.6 renders the namespace into TiProxy's advertised address.
+	"tiproxy": v1Preamble + `TIPROXY_POD_NAME=${POD_NAME:-$HOSTNAME}
+ARGS="--config=/etc/proxy/proxy.toml"
+if [[ "$(/bin/tiproxy --help)" == *"advertise-addr"* ]]; then
+  ARGS="${ARGS} --advertise-addr=${TIPROXY_POD_NAME}.basic-tiproxy-peer.{{namespace}}.svc"
+fi
+
+echo "starting: tiproxy ${ARGS}"
+exec /bin/tiproxy ${ARGS}
+`,
 }

@@ -1,14 +1,10 @@
 package apply
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -127,94 +123,6 @@ func strippedVolume(v corev1.Volume) corev1.Volume {
 // write keeps the live pod template.
 func keepsLiveTemplate(desired metav1.Object) bool {
 	return desired.GetAnnotations()[AnnAdoptedTemplate] != ""
-}
-
-// SameTemplateMeaning reports whether a live pod template runs the same
-// pods as desired: the same containers (by name, in order), each with the
-// same environment, mounts and ports in any order, the same volumes in any
-// order, and every field desired sets equal in live. Fields desired leaves
-// unset are the API server's defaults and are not compared; annotations and
-// labels only live has (another operator's) are kept and not compared.
-// ignoreImages leaves container images out (the discovery Deployment, whose
-// image serves the same protocol whichever operator made it).
-func SameTemplateMeaning(live, desired *corev1.PodTemplateSpec, ignoreImages bool) bool {
-	l, d := normalizedTemplate(live, ignoreImages), normalizedTemplate(desired, ignoreImages)
-	if !sameShape(l.Spec.InitContainers, d.Spec.InitContainers) || !sameShape(l.Spec.Containers, d.Spec.Containers) ||
-		len(l.Spec.Volumes) != len(d.Spec.Volumes) {
-		return false
-	}
-	return equality.Semantic.DeepDerivative(d, l)
-}
-
-// sameShape compares containers by name and the number of their lists.
-func sameShape(live, desired []corev1.Container) bool {
-	if len(live) != len(desired) {
-		return false
-	}
-	for i := range live {
-		l, d := live[i], desired[i]
-		if l.Name != d.Name || len(l.Env) != len(d.Env) || len(l.VolumeMounts) != len(d.VolumeMounts) ||
-			len(l.Ports) != len(d.Ports) || len(l.Command) != len(d.Command) || len(l.Args) != len(d.Args) {
-			return false
-		}
-	}
-	return true
-}
-
-// normalizedTemplate returns a copy of t with its lists in one order.
-func normalizedTemplate(t *corev1.PodTemplateSpec, ignoreImages bool) *corev1.PodTemplateSpec {
-	t = t.DeepCopy()
-	delete(t.Annotations, AnnV1LastApplied)
-	slices.SortFunc(t.Spec.Volumes, func(a, b corev1.Volume) int { return cmp.Compare(a.Name, b.Name) })
-	for _, cs := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
-		for i := range cs {
-			normalizeContainer(&cs[i], ignoreImages)
-		}
-	}
-	return t
-}
-
-func normalizeContainer(c *corev1.Container, ignoreImages bool) {
-	if ignoreImages {
-		c.Image = ""
-	}
-	if !envRefersToEnv(c.Env) {
-		slices.SortFunc(c.Env, func(a, b corev1.EnvVar) int { return cmp.Compare(a.Name, b.Name) })
-	}
-	slices.SortFunc(c.VolumeMounts, func(a, b corev1.VolumeMount) int { return cmp.Compare(a.MountPath, b.MountPath) })
-	slices.SortFunc(c.Ports, func(a, b corev1.ContainerPort) int {
-		return cmp.Or(cmp.Compare(a.ContainerPort, b.ContainerPort), cmp.Compare(a.Protocol, b.Protocol))
-	})
-	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
-		defaultProbe(p)
-	}
-}
-
-// defaultProbe fills the counts the API server defaults in a probe (a
-// number left 0 would otherwise compare unequal to the defaulted one).
-func defaultProbe(p *corev1.Probe) {
-	if p == nil {
-		return
-	}
-	for _, f := range []struct {
-		v   *int32
-		def int32
-	}{{&p.TimeoutSeconds, 1}, {&p.PeriodSeconds, 10}, {&p.SuccessThreshold, 1}, {&p.FailureThreshold, 3}} {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-	}
-}
-
-// envRefersToEnv reports a value built from another variable ($(NAME)):
-// then the order of the variables matters.
-func envRefersToEnv(env []corev1.EnvVar) bool {
-	for _, e := range env {
-		if strings.Contains(e.Value, "$(") {
-			return true
-		}
-	}
-	return false
 }
 
 // DeleteConfigMap deletes the ConfigMap name under the preconditions pre

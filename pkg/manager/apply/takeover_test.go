@@ -145,3 +145,58 @@ func TestTakeoverKeepsAnEquivalentTemplateOnce(t *testing.T) {
 		t.Fatal("the adoption mark must go with the real change")
 	}
 }
+
+// podWith is a pod template of two init containers and two containers, an
+// inline script reading $NAMESPACE, and a downward-API volume.
+func podWith() corev1.PodTemplateSpec {
+	ns := corev1.EnvVar{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}
+	pod := corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init", Image: "a"}, {Name: "user-init", Image: "b"}},
+		Containers: []corev1.Container{
+			{Name: "log", Image: "a", Command: []string{"sh", "-c", "tail -F /x"}},
+			{Name: "main", Image: "m", Command: []string{"sh", "-c", "exec /server --ns=${NAMESPACE}"},
+				Env:            []corev1.EnvVar{ns, pod, {Name: "TZ", Value: "UTC"}},
+				VolumeMounts:   []corev1.VolumeMount{{Name: "annotations", MountPath: "/etc/podinfo", ReadOnly: true}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}}},
+		},
+		Volumes: []corev1.Volume{{Name: "annotations", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{}}}},
+	}}
+}
+
+func TestSameTemplateMeaningByNameAndWhatLiveOmits(t *testing.T) {
+	t.Parallel()
+	main := func(p *corev1.PodTemplateSpec) *corev1.Container { return &p.Spec.Containers[1] }
+	for _, c := range []struct {
+		name string
+		live func(*corev1.PodTemplateSpec)
+		want bool
+	}{
+		{"containers in another order", func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers[0], p.Spec.Containers[1] = p.Spec.Containers[1], p.Spec.Containers[0]
+		}, true},
+		{"init containers in another order", func(p *corev1.PodTemplateSpec) {
+			p.Spec.InitContainers[0], p.Spec.InitContainers[1] = p.Spec.InitContainers[1], p.Spec.InitContainers[0]
+		}, false},
+		{"a container renamed", func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Name = "other" }, false},
+		{"no downward-API volume", func(p *corev1.PodTemplateSpec) {
+			p.Spec.Volumes, main(p).VolumeMounts = nil, nil
+		}, true},
+		{"no readiness probe", func(p *corev1.PodTemplateSpec) { main(p).ReadinessProbe = nil }, true},
+		{"no TZ", func(p *corev1.PodTemplateSpec) { main(p).Env = main(p).Env[:2] }, true},
+		{"another TZ", func(p *corev1.PodTemplateSpec) { main(p).Env[2].Value = "Asia/Tokyo" }, false},
+		{"no POD_NAME, which no script reads", func(p *corev1.PodTemplateSpec) {
+			main(p).Env = append(main(p).Env[:1:1], main(p).Env[2])
+		}, true},
+		{"no NAMESPACE, which the script reads", func(p *corev1.PodTemplateSpec) { main(p).Env = main(p).Env[1:] }, false},
+		{"another inline script", func(p *corev1.PodTemplateSpec) {
+			main(p).Command = []string{"sh", "-c", "exec /server --ns=default"}
+		}, false},
+	} {
+		live, desired := podWith(), podWith()
+		c.live(&live)
+		if got := SameTemplateMeaning(&live, &desired, false); got != c.want {
+			t.Errorf("%s: SameTemplateMeaning = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
