@@ -11,7 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/tests/framework"
@@ -108,15 +110,22 @@ func TestTakeoverOfAV1SysctlInitClusterRestartsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createV1Layout(t, env, tc)
+	// The v1 layout is written for a cluster that rolls on config changes
+	// with dynamic configuration, as examples/basic.
+	tc.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyRollingUpdate
+	tc.Spec.EnableDynamicConfiguration = ptr.To(true)
+	if tc, err = pc.PingcapV1alpha1().TidbClusters(env.Namespace).Update(ctx, tc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createV1Layout(t, env, tc, "discovery", "pd", "tikv", "tidb")
 	checkTemplatesSysctlInit(t, env, "in v1's layout")
-	before := readyPodUIDs(t, env)
+	before := readyPodUIDs(t, env, basicPods)
 
 	mgr := operator.StartManager(t, env.Namespace, nil)
 	waitReady(t, env, pc, "basic is Ready under our operator", nil)
 	checkNoWritesWhenConverged(t, ctx, env, mgr)
 
-	after := readyPodUIDs(t, env)
+	after := readyPodUIDs(t, env, basicPods)
 	for name, uid := range before {
 		if after[name] != uid {
 			t.Errorf("pod %s was replaced by the takeover (UID %s → %s)", name, uid, after[name])
