@@ -155,6 +155,11 @@ func (in *Backup) DeepCopyInto(out *Backup) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -237,6 +242,11 @@ func (in *BackupSchedule) DeepCopyInto(out *BackupSchedule) {
 		in, out := &in.DecodeError, &out.DecodeError
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	return
 }
@@ -1898,6 +1908,11 @@ func (in *Restore) DeepCopyInto(out *Restore) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3234,6 +3249,11 @@ func (in *TidbCluster) DeepCopyInto(out *TidbCluster) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3529,6 +3549,11 @@ func (in *TidbDashboard) DeepCopyInto(out *TidbDashboard) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3689,6 +3714,11 @@ func (in *TidbInitializer) DeepCopyInto(out *TidbInitializer) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3847,6 +3877,11 @@ func (in *TidbMonitor) DeepCopyInto(out *TidbMonitor) {
 		in, out := &in.DecodeError, &out.DecodeError
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	return
 }
@@ -4089,6 +4124,11 @@ func (in *TidbNGMonitoring) DeepCopyInto(out *TidbNGMonitoring) {
 		in, out := &in.DecodeError, &out.DecodeError
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	return
 }
