@@ -21,6 +21,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -51,6 +52,7 @@ type Control struct {
 	clock    clock.PassiveClock
 	image    string
 	reports  *reporter
+	unknown  *controller.UnknownFieldsReporter
 }
 
 // NewControl returns the control over the TidbCluster and Job caches, the
@@ -60,7 +62,7 @@ type Control struct {
 func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister, client versioned.Interface,
 	kube kubernetes.Interface, recorder record.EventRecorder, clk clock.PassiveClock, image string) *Control {
 	return &Control{clusters: clusters, jobs: jobs, client: client, kube: kube, recorder: recorder, clock: clk,
-		image: image, reports: newReporter(recorder)}
+		image: image, reports: newReporter(recorder), unknown: controller.NewUnknownFieldsReporter(recorder)}
 }
 
 // Sync reconciles ti, a copy the caller owns, in order: validate the spec;
@@ -73,6 +75,7 @@ func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister,
 // missing cluster or an unhealthy TiDB nil (TidbCluster events wake ti);
 // API errors are returned wrapped and retried.
 func (c *Control) Sync(ctx context.Context, ti *v1alpha1.TidbInitializer) error {
+	c.unknown.Report(ti)
 	st, err := c.desiredStatus(ctx, ti)
 	if !equality.Semantic.DeepEqual(&ti.Status, &st) {
 		err = errors.Join(err, c.writeStatus(ctx, ti, st))
