@@ -1,10 +1,14 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // TestPassThroughSchemasChecked ties the CRDs to the decoder: every spec
@@ -179,5 +183,47 @@ func TestGoTypeAt(t *testing.T) {
 		if _, got := goTypeAt(spec, path); got != want {
 			t.Errorf("goTypeAt(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// TestExamplesHaveNoUnknownFields reads every object of examples/ (the
+// v1.6 YAML users start from) and checks that the decoder names nothing.
+func TestExamplesHaveNoUnknownFields(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "..", "examples", "*", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	objects := map[string]func() json.Unmarshaler{}
+	for _, kc := range kindCases {
+		objects[kc.kind] = kc.object
+	}
+	read := 0
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(raw), "\n---") {
+			data, err := yaml.YAMLToJSON([]byte(doc))
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			var head struct{ Kind string }
+			if err := json.Unmarshal(data, &head); err != nil || objects[head.Kind] == nil {
+				continue
+			}
+			obj := objects[head.Kind]()
+			if err := json.Unmarshal(data, obj); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			read++
+			if got := obj.(interface{ GetUnknownFields() []string }).GetUnknownFields(); len(got) > 0 {
+				t.Errorf("%s: %s names unknown fields %q", file, head.Kind, got)
+			}
+		}
+	}
+	if read < 10 {
+		t.Errorf("read %d objects of this API from %d files, want at least 10", read, len(files))
 	}
 }
