@@ -101,6 +101,8 @@ type Controller[T Object] struct {
 	recorder record.EventRecorder
 	worker   *controller.Worker
 
+	unknown *controller.UnknownFieldsReporter
+
 	mu          sync.Mutex
 	reported    map[string]reported // key -> last event recorded
 	unsupported map[string]reported // key -> last Unsupported event recorded
@@ -112,7 +114,8 @@ type Controller[T Object] struct {
 // cannot be registered (a stopped informer).
 func New[T Object](name string, kind Kind[T], informer cache.SharedIndexInformer,
 	recorder record.EventRecorder, m *metrics.Metrics) (*Controller[T], error) {
-	c := &Controller[T]{kind: kind, recorder: recorder, reported: map[string]reported{}, unsupported: map[string]reported{}}
+	c := &Controller[T]{kind: kind, recorder: recorder, reported: map[string]reported{}, unsupported: map[string]reported{},
+		unknown: controller.NewUnknownFieldsReporter(recorder)}
 	c.worker = controller.NewWorker(name, c.sync, m)
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.worker.Enqueue,
@@ -161,6 +164,9 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 			return nil
 		}
 		return c.kind.Delete(ctx, obj)
+	}
+	if u, ok := any(obj).(controller.UnknownFieldsObject); ok {
+		c.unknown.Report(u)
 	}
 	var message string
 	if errs := c.kind.Validate(obj); len(errs) > 0 {

@@ -24,6 +24,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
@@ -34,6 +35,7 @@ type Control struct {
 	clock   clock.PassiveClock
 	writes  writer
 	reports *reporter
+	unknown *controller.UnknownFieldsReporter
 }
 
 // NewControl returns the control over the Backup cache, the clientsets it
@@ -45,6 +47,7 @@ func NewControl(backups listers.BackupLister, client versioned.Interface, kube k
 		backups: backups, client: client, clock: clk,
 		writes:  writer{client: client, kube: kube, recorder: recorder},
 		reports: newReporter(recorder),
+		unknown: controller.NewUnknownFieldsReporter(recorder),
 	}
 }
 
@@ -85,6 +88,7 @@ type syncState struct {
 // retries them with backoff, and every step is idempotent (Backup names are
 // derived from the scheduled time).
 func (c *Control) Sync(ctx context.Context, bs *v1alpha1.BackupSchedule) (Result, error) {
+	c.unknown.Report(bs)
 	sched, err := c.validate(bs)
 	if err != nil {
 		return Result{}, err

@@ -106,6 +106,7 @@ func (c *defaultControl) UpdateTidbCluster(ctx context.Context, tc *v1alpha1.Tid
 		}
 	}
 	c.setConditions(tc, syncErr, blockers.List())
+	c.reportUnknownFields(tc, original)
 	tc.Status.ObservedGeneration = tc.Generation
 
 	// Every converged resync compares the status: once, here.

@@ -21,6 +21,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -48,11 +49,12 @@ type Control struct {
 	client   versioned.Interface
 	kube     kubernetes.Interface
 	recorder record.EventRecorder
+	clock    clock.PassiveClock
+	image    string
+	reports  *reporter
+	unknown  *controller.UnknownFieldsReporter
 	// unsupported warns once per generation about the fields not acted on.
 	unsupported *reporter
-	clock       clock.PassiveClock
-	image       string
-	reports     *reporter
 }
 
 // NewControl returns the control over the TidbCluster and Job caches, the
@@ -62,7 +64,8 @@ type Control struct {
 func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister, client versioned.Interface,
 	kube kubernetes.Interface, recorder record.EventRecorder, clk clock.PassiveClock, image string) *Control {
 	return &Control{clusters: clusters, jobs: jobs, client: client, kube: kube, recorder: recorder, clock: clk,
-		image: image, reports: newReporter(recorder), unsupported: newReporter(recorder)}
+		image: image, reports: newReporter(recorder), unsupported: newReporter(recorder),
+		unknown: controller.NewUnknownFieldsReporter(recorder)}
 }
 
 // Sync reconciles ti, a copy the caller owns, in order: validate the spec;
@@ -75,6 +78,7 @@ func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister,
 // missing cluster or an unhealthy TiDB nil (TidbCluster events wake ti);
 // API errors are returned wrapped and retried.
 func (c *Control) Sync(ctx context.Context, ti *v1alpha1.TidbInitializer) error {
+	c.unknown.Report(ti)
 	st, err := c.desiredStatus(ctx, ti)
 	st = c.withUnsupported(ti, st)
 	if !equality.Semantic.DeepEqual(&ti.Status, &st) {

@@ -47,6 +47,7 @@ type Control struct {
 	client   versioned.Interface
 	recorder record.EventRecorder
 	reports  *reporter
+	unknown  *controller.UnknownFieldsReporter
 	// pvsDenied names what a persistent monitor misses without PVs (controller.PVsDenied).
 	pvsDenied string
 }
@@ -63,6 +64,7 @@ func NewControl(deps *controller.Dependencies) *Control {
 		client:    deps.Clientset,
 		recorder:  deps.Recorder,
 		reports:   newReporter(deps.Recorder),
+		unknown:   controller.NewUnknownFieldsReporter(deps.Recorder),
 		pvsDenied: controller.PVsDenied(deps.CLIConfig),
 	}
 }
@@ -71,6 +73,7 @@ func NewControl(deps *controller.Dependencies) *Control {
 // sets the Invalid condition, records one FailedValidation Warning per
 // generation and returns an IgnoreError; API errors are returned wrapped.
 func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
+	c.unknown.Report(tm)
 	ctx, batch := apply.WithEventBatch(ctx)
 	defer batch.Flush(c.recorder, tm)
 	status := tm.Status.DeepCopy()

@@ -43,9 +43,10 @@ type Kind[T Object[T]] struct {
 // each key is synced by the Syncer with the kind's Request, then its status
 // written once.
 type Controller[T Object[T]] struct {
-	kind   Kind[T]
-	syncer *Syncer
-	worker *controller.Worker
+	kind    Kind[T]
+	syncer  *Syncer
+	worker  *controller.Worker
+	unknown *controller.UnknownFieldsReporter
 }
 
 // NewController returns the controller named name for kind over deps (the
@@ -56,6 +57,7 @@ func NewController[T Object[T]](deps *controller.Dependencies, name string, kind
 		PVCs: deps.PVCLister, PVs: deps.PVLister, Writer: controller.NewApplier(deps), Recorder: deps.Recorder,
 		PVsDenied: controller.PVsDenied(deps.CLIConfig)}}
 	c.worker = controller.NewWorker(name, c.Sync, deps.Metrics)
+	c.unknown = controller.NewUnknownFieldsReporter(deps.Recorder)
 	_, err := kind.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.worker.Enqueue,
 		UpdateFunc: func(_, newObj any) { c.worker.Enqueue(newObj) },
@@ -114,6 +116,9 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("get %s %s: %w", c.kind.Name, key, err)
+	}
+	if u, ok := any(cached).(controller.UnknownFieldsObject); ok {
+		c.unknown.Report(u)
 	}
 	obj := cached.DeepCopy()
 	st, syncErr := c.syncer.Sync(ctx, c.kind.Request(obj))

@@ -45,20 +45,21 @@ type objectParts struct {
 }
 
 // decodeTolerant reads data into whole with the API machinery's own JSON
-// rules (case-sensitive keys, exact integers). When that fails it reads the
-// metadata, and then spec and status each on their own: a spec that cannot
-// be read is returned as a DecodeError with a zero spec, a status that
-// cannot be read is dropped (the operator writes it anew). It errors only
-// when data is not a JSON object with readable metadata.
+// rules (case-sensitive keys, exact integers) and returns the spec's fields
+// unknown to the Go types (see unmarshalNoting). When reading fails it
+// reads the metadata, and then spec and status each on their own: a spec
+// that cannot be read is returned as a DecodeError with a zero spec, a
+// status that cannot be read is dropped (the operator writes it anew). It
+// errors only when data is not a JSON object with readable metadata.
 func decodeTolerant[S, T any](data []byte, whole any, typeMeta *metav1.TypeMeta, objectMeta *metav1.ObjectMeta,
-	spec *S, status *T) (*DecodeError, error) {
-	err := utiljson.Unmarshal(data, whole)
+	spec *S, status *T) (*DecodeError, []string, error) {
+	unknown, err := unmarshalNoting(data, whole, "spec.", "")
 	if err == nil {
-		return nil, nil
+		return nil, unknown, nil
 	}
 	var parts objectParts
 	if partsErr := utiljson.Unmarshal(data, &parts); partsErr != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	*typeMeta = metav1.TypeMeta{APIVersion: parts.APIVersion, Kind: parts.Kind}
 	*objectMeta = parts.ObjectMeta
@@ -76,7 +77,7 @@ func decodeTolerant[S, T any](data []byte, whole any, typeMeta *metav1.TypeMeta,
 		st = *new(T)
 	}
 	*status = st
-	return decodeErr, nil
+	return decodeErr, nil, nil
 }
 
 // newDecodeError names the field of a JSON type error read from the spec:
@@ -137,8 +138,8 @@ func encodeKeepingSpec(plain any, decodeErr *DecodeError) ([]byte, error) {
 func (tc *TidbCluster) UnmarshalJSON(data []byte) error {
 	type plain TidbCluster
 	*tc = TidbCluster{}
-	decodeErr, err := decodeTolerant(data, (*plain)(tc), &tc.TypeMeta, &tc.ObjectMeta, &tc.Spec, &tc.Status)
-	tc.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(tc), &tc.TypeMeta, &tc.ObjectMeta, &tc.Spec, &tc.Status)
+	tc.DecodeError, tc.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -153,8 +154,8 @@ func (tc TidbCluster) MarshalJSON() ([]byte, error) {
 func (b *Backup) UnmarshalJSON(data []byte) error {
 	type plain Backup
 	*b = Backup{}
-	decodeErr, err := decodeTolerant(data, (*plain)(b), &b.TypeMeta, &b.ObjectMeta, &b.Spec, &b.Status)
-	b.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(b), &b.TypeMeta, &b.ObjectMeta, &b.Spec, &b.Status)
+	b.DecodeError, b.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -168,8 +169,8 @@ func (b Backup) MarshalJSON() ([]byte, error) {
 func (r *Restore) UnmarshalJSON(data []byte) error {
 	type plain Restore
 	*r = Restore{}
-	decodeErr, err := decodeTolerant(data, (*plain)(r), &r.TypeMeta, &r.ObjectMeta, &r.Spec, &r.Status)
-	r.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(r), &r.TypeMeta, &r.ObjectMeta, &r.Spec, &r.Status)
+	r.DecodeError, r.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -183,8 +184,8 @@ func (r Restore) MarshalJSON() ([]byte, error) {
 func (bs *BackupSchedule) UnmarshalJSON(data []byte) error {
 	type plain BackupSchedule
 	*bs = BackupSchedule{}
-	decodeErr, err := decodeTolerant(data, (*plain)(bs), &bs.TypeMeta, &bs.ObjectMeta, &bs.Spec, &bs.Status)
-	bs.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(bs), &bs.TypeMeta, &bs.ObjectMeta, &bs.Spec, &bs.Status)
+	bs.DecodeError, bs.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -198,8 +199,8 @@ func (bs BackupSchedule) MarshalJSON() ([]byte, error) {
 func (ti *TidbInitializer) UnmarshalJSON(data []byte) error {
 	type plain TidbInitializer
 	*ti = TidbInitializer{}
-	decodeErr, err := decodeTolerant(data, (*plain)(ti), &ti.TypeMeta, &ti.ObjectMeta, &ti.Spec, &ti.Status)
-	ti.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(ti), &ti.TypeMeta, &ti.ObjectMeta, &ti.Spec, &ti.Status)
+	ti.DecodeError, ti.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -213,8 +214,8 @@ func (ti TidbInitializer) MarshalJSON() ([]byte, error) {
 func (tm *TidbMonitor) UnmarshalJSON(data []byte) error {
 	type plain TidbMonitor
 	*tm = TidbMonitor{}
-	decodeErr, err := decodeTolerant(data, (*plain)(tm), &tm.TypeMeta, &tm.ObjectMeta, &tm.Spec, &tm.Status)
-	tm.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(tm), &tm.TypeMeta, &tm.ObjectMeta, &tm.Spec, &tm.Status)
+	tm.DecodeError, tm.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -228,8 +229,8 @@ func (tm TidbMonitor) MarshalJSON() ([]byte, error) {
 func (td *TidbDashboard) UnmarshalJSON(data []byte) error {
 	type plain TidbDashboard
 	*td = TidbDashboard{}
-	decodeErr, err := decodeTolerant(data, (*plain)(td), &td.TypeMeta, &td.ObjectMeta, &td.Spec, &td.Status)
-	td.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(td), &td.TypeMeta, &td.ObjectMeta, &td.Spec, &td.Status)
+	td.DecodeError, td.UnknownFields = decodeErr, unknown
 	return err
 }
 
@@ -243,8 +244,8 @@ func (td TidbDashboard) MarshalJSON() ([]byte, error) {
 func (tngm *TidbNGMonitoring) UnmarshalJSON(data []byte) error {
 	type plain TidbNGMonitoring
 	*tngm = TidbNGMonitoring{}
-	decodeErr, err := decodeTolerant(data, (*plain)(tngm), &tngm.TypeMeta, &tngm.ObjectMeta, &tngm.Spec, &tngm.Status)
-	tngm.DecodeError = decodeErr
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(tngm), &tngm.TypeMeta, &tngm.ObjectMeta, &tngm.Spec, &tngm.Status)
+	tngm.DecodeError, tngm.UnknownFields = decodeErr, unknown
 	return err
 }
 

@@ -33,6 +33,11 @@ type TidbInitializer struct {
 	// DecodeError is set, in memory only, when the stored spec could not be
 	// read into these types; Spec is then zero (see DecodeError).
 	DecodeError *DecodeError `json:"-"`
+
+	// UnknownFields lists, in memory only, the JSON paths of the fields the
+	// stored spec has inside pass-through Kubernetes types and those types do
+	// not know (see UnknownFields); they are dropped when read.
+	UnknownFields []string `json:"-"`
 }
 
 // TidbInitializerList is a list of TidbInitializers.

@@ -155,6 +155,11 @@ func (in *Backup) DeepCopyInto(out *Backup) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -237,6 +242,11 @@ func (in *BackupSchedule) DeepCopyInto(out *BackupSchedule) {
 		in, out := &in.DecodeError, &out.DecodeError
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	return
 }
@@ -1898,6 +1908,11 @@ func (in *Restore) DeepCopyInto(out *Restore) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3227,6 +3242,11 @@ func (in *TidbCluster) DeepCopyInto(out *TidbCluster) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3522,6 +3542,11 @@ func (in *TidbDashboard) DeepCopyInto(out *TidbDashboard) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3682,6 +3707,11 @@ func (in *TidbInitializer) DeepCopyInto(out *TidbInitializer) {
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -3840,6 +3870,11 @@ func (in *TidbMonitor) DeepCopyInto(out *TidbMonitor) {
 		in, out := &in.DecodeError, &out.DecodeError
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	return
 }
@@ -4082,6 +4117,11 @@ func (in *TidbNGMonitoring) DeepCopyInto(out *TidbNGMonitoring) {
 		in, out := &in.DecodeError, &out.DecodeError
 		*out = new(DecodeError)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.UnknownFields != nil {
+		in, out := &in.UnknownFields, &out.UnknownFields
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	return
 }
