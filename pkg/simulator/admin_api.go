@@ -109,7 +109,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		st.Stores = append(st.Stores, api.Store{
 			ID: s.id, PodName: s.ident.pod, Engine: string(s.comp), Address: c.storeAddress(s), StateName: c.stateName(s, now), LeaderCount: s.leaders,
 			RegionCount: c.regionsOf(s), ForcedDown: s.forcedDown, Evicting: c.evicting[s.id], Labels: labels,
-			LabelWrites: s.labelWrites,
+			LabelWrites: s.labelWrites, LostLeaders: s.lostLeaders,
 		})
 	}
 	healthy, _ := c.tidbHealthy()

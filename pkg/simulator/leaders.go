@@ -30,6 +30,7 @@ func (c *Cluster) moveLeaders(dt time.Duration) {
 	for _, s := range stores {
 		if !c.storeLive(s) && s.leaders > 0 {
 			c.unassigned += s.leaders
+			s.lostLeaders = s.leaders
 			s.leaders = 0
 		}
 	}

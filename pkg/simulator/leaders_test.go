@@ -97,3 +97,28 @@ func TestRegionCountChangeKeepsLeaderTotal(t *testing.T) {
 		}
 	}
 }
+
+// TestLostLeadersRecordAStopWithLeaders: a store whose pod stops while it
+// holds leaders records how many it lost; one evicted to zero first
+// records none.
+func TestLostLeadersRecordAStopWithLeaders(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.bootstrap(1, 3, 0)
+	h.setReady("basic-tikv-0", false)
+	h.with(func(c *Cluster) {
+		if c.stores[1].lostLeaders != 334 {
+			t.Errorf("store 1 stopped holding 334 leaders, lostLeaders = %d", c.stores[1].lostLeaders)
+		}
+		if err := c.addEvictLeader(2); err != nil {
+			t.Fatalf("add evict leader: %v", err)
+		}
+	})
+	h.step(2 * h.reg.Timings().LeaderDrainTime)
+	h.setReady("basic-tikv-1", false)
+	h.with(func(c *Cluster) {
+		if c.stores[2].leaders != 0 || c.stores[2].lostLeaders != 0 {
+			t.Errorf("evicted store 2: leaders %d, lostLeaders %d, want 0 and 0", c.stores[2].leaders, c.stores[2].lostLeaders)
+		}
+	})
+}

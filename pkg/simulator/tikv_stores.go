@@ -28,6 +28,9 @@ type store struct {
 	labels              map[string]string
 	labelWrites         int // store-label requests accepted, for the admin state
 	leaders             int
+	// lostLeaders is how many leaders the store held the last time it stopped heartbeating holding
+	// some (its pod gone or not Ready): what a restart without a leader eviction costs.
+	lostLeaders int
 	// drainFrom is the leader count when the current drain (eviction or going Offline) began.
 	drainFrom int
 	// regionsAtOffline and migrated track the migration of an Offline store's regions.

@@ -143,6 +143,9 @@ type Store struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	// LabelWrites counts the accepted `POST /pd/api/v1/store/{id}/label` requests for the store.
 	LabelWrites int `json:"labelWrites,omitempty"`
+	// LostLeaders is how many leaders the store held the last time it stopped heartbeating while
+	// holding some (its pod deleted or not Ready); 0 when it never did, as after a leader eviction.
+	LostLeaders int `json:"lostLeaders,omitempty"`
 }
 
 // TiDBServer is a simulated TiDB server (one per TiDB pod).
