@@ -34,6 +34,14 @@ spec:
     requests: {storage: 1Gi}
     enableDashboardInternalProxy: true
 `
+	registryBackup = `apiVersion: pingcap.com/v1alpha1
+kind: Backup
+metadata: {name: kms}
+spec:
+  br: {cluster: named}
+  useKMS: true
+  s3: {provider: aws, bucket: b, prefix: p}
+`
 	registryInitializer = `apiVersion: pingcap.com/v1alpha1
 kind: TidbInitializer
 metadata: {name: init}
@@ -45,14 +53,16 @@ spec:
 
 // TestUnsupportedRegistryIsNamed runs the operator with the chart's
 // credentials on objects setting fields the registry lists: the
-// TidbCluster's and the TidbInitializer's Unsupported conditions name
-// them, each with a Warning event.
+// TidbCluster's, the TidbInitializer's and the Backup's Unsupported
+// conditions name them (the Backup's phase stays its own), each with a
+// Warning event.
 func TestUnsupportedRegistryIsNamed(t *testing.T) {
 	operator.InstallCRDs(t)
 	env := framework.NewEnv(t)
 	operator.StartManager(t, env.Namespace, nil)
 	framework.ApplyYAML(t, env.Ctx, registryCluster, env.Namespace)
 	framework.ApplyYAML(t, env.Ctx, registryInitializer, env.Namespace)
+	framework.ApplyYAML(t, env.Ctx, registryBackup, env.Namespace)
 	pc := versioned.NewForConfigOrDie(env.Config)
 	framework.WaitFor(t, env.Ctx, time.Minute, "the TidbCluster names the fields", func(ctx context.Context) (bool, error) {
 		tc, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Get(ctx, "named", metav1.GetOptions{})
@@ -76,7 +86,20 @@ func TestUnsupportedRegistryIsNamed(t *testing.T) {
 		}
 		return false, nil
 	})
-	for _, kind := range []string{"TidbCluster", "TidbInitializer"} {
+	framework.WaitFor(t, env.Ctx, time.Minute, "the Backup names spec.useKMS, its phase its own", func(ctx context.Context) (bool, error) {
+		b, err := pc.PingcapV1alpha1().Backups(env.Namespace).Get(ctx, "kms", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		framework.Observef(ctx, "phase %q conditions %+v", b.Status.Phase, b.Status.Conditions)
+		for _, c := range b.Status.Conditions {
+			if string(c.Type) == "Unsupported" && c.Status == corev1.ConditionTrue {
+				return strings.Contains(c.Message, "spec.useKMS") && b.Status.Phase != "Unsupported", nil
+			}
+		}
+		return false, nil
+	})
+	for _, kind := range []string{"TidbCluster", "TidbInitializer", "Backup"} {
 		framework.WaitFor(t, env.Ctx, time.Minute, kind+" Warning Unsupported", func(ctx context.Context) (bool, error) {
 			evs, err := env.Kube.CoreV1().Events(env.Namespace).List(ctx, metav1.ListOptions{})
 			if err != nil {

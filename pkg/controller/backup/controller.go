@@ -82,8 +82,8 @@ type Kind[T Object] struct {
 	// Unsupported names the fields obj sets that this operator version
 	// accepts and does not act on (the kind's registry in
 	// pkg/apis/pingcap/v1alpha1/unsupported); nil for none. They are named
-	// in one Warning per generation: these kinds' conditions set their
-	// phase, so no condition carries them.
+	// in one Warning per generation (and, by the kind's SyncStatus, in its
+	// Unsupported condition, which never sets the phase).
 	Unsupported func(obj T) []string
 }
 
@@ -197,17 +197,21 @@ func (c *Controller[T]) sync(ctx context.Context, key string) error {
 	return c.kind.Run(ctx, obj)
 }
 
+// unsupportedMessage is the message naming fields, or "" for none.
+func unsupportedMessage(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return "accepted but not acted on by this operator version: " + strings.Join(fields, ", ")
+}
+
 // warnUnsupported records a Warning naming the fields obj sets that are
 // not acted on, once per generation and list.
 func (c *Controller[T]) warnUnsupported(key string, obj T) {
 	if c.kind.Unsupported == nil {
 		return
 	}
-	fields := c.kind.Unsupported(obj)
-	msg := ""
-	if len(fields) > 0 {
-		msg = "accepted but not acted on by this operator version: " + strings.Join(fields, ", ")
-	}
+	msg := unsupportedMessage(c.kind.Unsupported(obj))
 	now := reported{uid: obj.GetUID(), generation: obj.GetGeneration(), message: msg}
 	c.mu.Lock()
 	last, seen := c.unsupported[key]

@@ -42,7 +42,8 @@ func NewBackupController(deps *controller.Dependencies) (*Controller[*v1alpha1.B
 			return validation.ValidateBackup(defaulted(b))
 		},
 		SyncStatus: func(ctx context.Context, b *v1alpha1.Backup, message string) (bool, error) {
-			return syncBackupStatus(ctx, deps.Clientset, b, message, metav1.NewTime(deps.Clock.Now()))
+			return syncBackupStatus(ctx, deps.Clientset, b, message, unsupportedMessage(unsupported.Fields(unsupported.Backup, b)),
+				metav1.NewTime(deps.Clock.Now()))
 		},
 		InvalidMessage: backupInvalidMessage,
 		Unsupported:    func(b *v1alpha1.Backup) []string { return unsupported.Fields(unsupported.Backup, b) },
@@ -82,7 +83,8 @@ func NewRestoreController(deps *controller.Dependencies) (*Controller[*v1alpha1.
 			return validation.ValidateRestore(r)
 		},
 		SyncStatus: func(ctx context.Context, r *v1alpha1.Restore, message string) (bool, error) {
-			return syncRestoreStatus(ctx, deps.Clientset, r, message, metav1.NewTime(deps.Clock.Now()))
+			return syncRestoreStatus(ctx, deps.Clientset, r, message, unsupportedMessage(unsupported.Fields(unsupported.Restore, r)),
+				metav1.NewTime(deps.Clock.Now()))
 		},
 		InvalidMessage: restoreInvalidMessage,
 		Unsupported:    func(r *v1alpha1.Restore) []string { return unsupported.Fields(unsupported.Restore, r) },

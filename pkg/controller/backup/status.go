@@ -32,7 +32,7 @@ func backupStatusFor(s *v1alpha1.BackupStatus, message string, now metav1.Time) 
 		if out.Phase == v1alpha1.BackupInvalid {
 			out.Phase = ""
 			for _, c := range out.Conditions {
-				if c.Status == corev1.ConditionTrue {
+				if c.Status == corev1.ConditionTrue && string(c.Type) != ConditionUnsupported {
 					out.Phase = c.Type
 				}
 			}
@@ -65,7 +65,7 @@ func restoreStatusFor(s *v1alpha1.RestoreStatus, message string, now metav1.Time
 		if out.Phase == v1alpha1.RestoreInvalid {
 			out.Phase = ""
 			for _, c := range out.Conditions {
-				if c.Status == corev1.ConditionTrue {
+				if c.Status == corev1.ConditionTrue && string(c.Type) != ConditionUnsupported {
 					out.Phase = c.Type
 				}
 			}
@@ -106,11 +106,21 @@ func restoreInvalidMessage(r *v1alpha1.Restore) string {
 	return ""
 }
 
-// syncBackupStatus patches b's phase and conditions to report message when
-// they differ from the cached b; see statusPatch.
-func syncBackupStatus(ctx context.Context, client versioned.Interface, b *v1alpha1.Backup, message string,
+// syncBackupStatus patches b's phase and conditions to report message (and
+// the Unsupported condition to report unsupportedMsg) when they differ from
+// the cached b; see statusPatch.
+func syncBackupStatus(ctx context.Context, client versioned.Interface, b *v1alpha1.Backup, message, unsupportedMsg string,
 	now metav1.Time) (bool, error) {
 	want := backupStatusFor(&b.Status, message, now)
+	want.Conditions = withUnsupported(want.Conditions, unsupportedMsg, now,
+		func(c v1alpha1.BackupCondition) string { return string(c.Type) },
+		func(c v1alpha1.BackupCondition) (bool, string, metav1.Time) {
+			return c.Status == corev1.ConditionTrue, c.Message, c.LastTransitionTime
+		},
+		func(msg string, at metav1.Time) v1alpha1.BackupCondition {
+			return v1alpha1.BackupCondition{Type: ConditionUnsupported, Status: corev1.ConditionTrue,
+				Reason: ReasonUnsupported, Message: msg, LastTransitionTime: at}
+		})
 	if equality.Semantic.DeepEqual(&b.Status, want) {
 		return false, nil
 	}
@@ -128,9 +138,18 @@ func syncBackupStatus(ctx context.Context, client versioned.Interface, b *v1alph
 }
 
 // syncRestoreStatus is syncBackupStatus for a Restore.
-func syncRestoreStatus(ctx context.Context, client versioned.Interface, r *v1alpha1.Restore, message string,
+func syncRestoreStatus(ctx context.Context, client versioned.Interface, r *v1alpha1.Restore, message, unsupportedMsg string,
 	now metav1.Time) (bool, error) {
 	want := restoreStatusFor(&r.Status, message, now)
+	want.Conditions = withUnsupported(want.Conditions, unsupportedMsg, now,
+		func(c v1alpha1.RestoreCondition) string { return string(c.Type) },
+		func(c v1alpha1.RestoreCondition) (bool, string, metav1.Time) {
+			return c.Status == corev1.ConditionTrue, c.Message, c.LastTransitionTime
+		},
+		func(msg string, at metav1.Time) v1alpha1.RestoreCondition {
+			return v1alpha1.RestoreCondition{Type: ConditionUnsupported, Status: corev1.ConditionTrue,
+				Reason: ReasonUnsupported, Message: msg, LastTransitionTime: at}
+		})
 	if equality.Semantic.DeepEqual(&r.Status, want) {
 		return false, nil
 	}
@@ -185,4 +204,38 @@ func fieldOp(path string, empty bool, value any) map[string]any {
 		return map[string]any{"op": "remove", "path": path}
 	}
 	return map[string]any{"op": "add", "path": path, "value": value}
+}
+
+// ConditionUnsupported is the condition of a Backup or Restore that names
+// the fields it sets that this operator version does not act on (the
+// registry in pkg/apis/pingcap/v1alpha1/unsupported). It is True while
+// there are some and absent otherwise, and never sets the phase.
+const ConditionUnsupported = "Unsupported"
+
+// withUnsupported returns conds with the Unsupported condition saying msg
+// (absent when msg is ""), its transition time kept while the message
+// stays; typeOf, read and build adapt it to the kind's condition type.
+func withUnsupported[C any](conds []C, msg string, now metav1.Time, typeOf func(C) string,
+	read func(C) (bool, string, metav1.Time), build func(string, metav1.Time) C) []C {
+	i := slices.IndexFunc(conds, func(c C) bool { return typeOf(c) == ConditionUnsupported })
+	if msg == "" {
+		if i < 0 {
+			return conds
+		}
+		out := slices.Delete(slices.Clone(conds), i, i+1)
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	at := now
+	if i >= 0 {
+		if on, old, t := read(conds[i]); on && old == msg {
+			at = t
+		}
+		out := slices.Clone(conds)
+		out[i] = build(msg, at)
+		return out
+	}
+	return append(slices.Clone(conds), build(msg, at))
 }

@@ -121,3 +121,42 @@ func stripNull(v any) {
 		}
 	}
 }
+
+// TestBackupUnsupportedCondition: syncBackupStatus adds the Unsupported
+// condition naming the fields, keeps it (and its time) while they stay,
+// drops it when they go, and never lets it become the phase, also when an
+// Invalid spec turns valid again.
+func TestBackupUnsupportedCondition(t *testing.T) {
+	t.Parallel()
+	earlier := metav1.NewTime(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	build := func(st v1alpha1.BackupStatus, msg string, at metav1.Time) []v1alpha1.BackupCondition {
+		return withUnsupported(st.Conditions, msg, at,
+			func(c v1alpha1.BackupCondition) string { return string(c.Type) },
+			func(c v1alpha1.BackupCondition) (bool, string, metav1.Time) {
+				return c.Status == corev1.ConditionTrue, c.Message, c.LastTransitionTime
+			},
+			func(m string, t metav1.Time) v1alpha1.BackupCondition {
+				return v1alpha1.BackupCondition{Type: ConditionUnsupported, Status: corev1.ConditionTrue, Message: m, LastTransitionTime: t}
+			})
+	}
+	st := v1alpha1.BackupStatus{Phase: v1alpha1.BackupScheduled, Conditions: []v1alpha1.BackupCondition{
+		{Type: v1alpha1.BackupScheduled, Status: corev1.ConditionTrue, LastTransitionTime: earlier}}}
+	st.Conditions = build(st, "useKMS", earlier)
+	if len(st.Conditions) != 2 || st.Conditions[1].Type != ConditionUnsupported || st.Phase != v1alpha1.BackupScheduled {
+		t.Fatalf("added: %+v", st)
+	}
+	if again := build(st, "useKMS", now); again[1].LastTransitionTime != earlier {
+		t.Errorf("the same message moved the transition time: %+v", again[1])
+	}
+	if changed := build(st, "useKMS, tikvGCLifeTime", now); changed[1].LastTransitionTime != now {
+		t.Errorf("a new message kept the old time: %+v", changed[1])
+	}
+	if gone := build(st, "", now); len(gone) != 1 || gone[0].Type != v1alpha1.BackupScheduled {
+		t.Errorf("no field left: %+v", gone)
+	}
+	invalid := backupStatusFor(&st, "bad", now)
+	if back := backupStatusFor(invalid, "", now); back.Phase != v1alpha1.BackupScheduled {
+		t.Errorf("valid again: phase %q, want Scheduled (never Unsupported)", back.Phase)
+	}
+}
