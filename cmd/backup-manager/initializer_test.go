@@ -2,18 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/kubetidb/tidb-operator/pkg/tidbsql/tidbsqltest"
 )
 
 func TestRunInitializerUsage(t *testing.T) {
@@ -51,7 +45,7 @@ func TestRunInitializerUsage(t *testing.T) {
 // connection verifies nothing and still presents the client certificate.
 func TestInitializerTLSSkipCA(t *testing.T) {
 	dir := t.TempDir()
-	cert, key := clientKeyPair(t)
+	cert, key := tidbsqltest.SelfSigned(t)
 	for name, data := range map[string][]byte{"tls.crt": cert, "tls.key": key} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)
@@ -70,25 +64,4 @@ func TestInitializerTLSSkipCA(t *testing.T) {
 	if c := opts.Target.TLS; c == nil || !c.InsecureSkipVerify || len(c.Certificates) != 1 {
 		t.Errorf("TLS %+v, want unverified with the client certificate", c)
 	}
-}
-
-// clientKeyPair returns a self-signed client certificate and its key as PEM.
-func clientKeyPair(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }

@@ -1,44 +1,17 @@
 package tidbsql
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
-	"time"
-)
 
-// selfSigned returns a PEM certificate and key.
-func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tidb"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
+	"github.com/kubetidb/tidb-operator/pkg/tidbsql/tidbsqltest"
+)
 
 // TestTLSConfigFromSecretData: the CA is required unless skipCA, which
 // verifies nothing (and ignores a CA given); the client key pair is used
 // when present and must be valid.
 func TestTLSConfigFromSecretData(t *testing.T) {
 	t.Parallel()
-	cert, key := selfSigned(t)
+	cert, key := tidbsqltest.SelfSigned(t)
 	cases := []struct {
 		name      string
 		data      map[string][]byte
