@@ -107,6 +107,7 @@ func TestRollingUpgradeTransfersLeaderAndEvictsLeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLeaderTransferredBeforeRestart(t, initial, rolled)
+	checkNoStoreRestartedWithLeaders(t, initial, rolled)
 	// Every step of the rollout is told in events.
 	for _, c := range []string{"pd", "tikv", "tidb"} {
 		waitEvent(t, env, corev1.EventTypeNormal, component.ReasonRollingUpdateStarted, c+" rolling update")
@@ -192,5 +193,32 @@ func checkLeaderTransferredBeforeRestart(t *testing.T, before, after *simState) 
 	}
 	if before.Leader == "" || !movedOff {
 		t.Errorf("leadership never moved off %q through PD's transfer API; changes: %+v", before.Leader, after.LeaderChanges)
+	}
+}
+
+// checkNoStoreRestartedWithLeaders fails for a TiKV store whose pod stopped
+// while it still led regions during the rollout (the simulator records the
+// leaders a store held when its pod stopped): every restart must wait for
+// the eviction to empty the store. Every store led regions before, so the
+// eviction was needed.
+func checkNoStoreRestartedWithLeaders(t *testing.T, before, after *simState) {
+	t.Helper()
+	for _, s := range before.Stores {
+		if s.Engine == "tikv" && s.LeaderCount == 0 {
+			t.Errorf("store %d (%s) led no region before the rollout; the test proves nothing for it", s.ID, s.PodName)
+		}
+	}
+	restarted := 0
+	for _, s := range after.Stores {
+		if s.Engine != "tikv" {
+			continue
+		}
+		restarted++
+		if s.LostLeaders > 0 {
+			t.Errorf("the pod of store %d (%s) stopped while the store led %d regions", s.ID, s.PodName, s.LostLeaders)
+		}
+	}
+	if restarted < 3 {
+		t.Errorf("%d TiKV stores after the rollout, want 3", restarted)
 	}
 }

@@ -126,6 +126,17 @@ type CreatePreparer interface {
 	PreCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
 }
 
+// CreateFinisher completes, once the StatefulSet exists, what PreCreate
+// could not do before the component's pods ran (TiFlash: placement rules,
+// which PD refuses to turn on until the first TiKV store registered). The
+// skeleton calls it on every sync after the create step, so it must be
+// cheap (no API call) once nothing is left to do. It asks for a later look
+// with flow.RevisitAfter rather than waiting, so it never holds back the
+// components synced after it; an error ends the component's sync.
+type CreateFinisher interface {
+	FinishCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
+}
+
 // ConfigReloader components reload their config file by themselves
 // (TiProxy): their ConfigMap is always updated in place, whatever
 // configUpdateStrategy says, and a config change restarts no pod.

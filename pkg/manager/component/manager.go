@@ -94,6 +94,7 @@ func (m *Manager) steps() []step {
 		{"build", m.build},
 		{"takeover", m.takeover},
 		{"create", m.createIfMissing},
+		{"finish create", m.finishCreate},
 		{"maintenance", m.maintain},
 		{"volume replace", m.replaceVolumes},
 		{"failover", m.failover},
@@ -269,6 +270,14 @@ func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
 		return err
 	}
 	return flow.Requeue("created StatefulSet %s; waiting for its pods", st.desired.Name)
+}
+
+// finishCreate runs the component's CreateFinisher, if any.
+func (m *Manager) finishCreate(ctx context.Context, st *syncState) error {
+	if f, ok := m.comp.(CreateFinisher); ok {
+		return f.FinishCreate(ctx, st.tc)
+	}
+	return nil
 }
 
 func (m *Manager) apply(ctx context.Context, st *syncState) error {

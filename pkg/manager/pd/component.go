@@ -44,6 +44,7 @@ var (
 	_ component.Observer          = (*Component)(nil)
 	_ component.ScaleInPreparer   = (*Component)(nil)
 	_ component.UpgradePreparer   = (*Component)(nil)
+	_ component.UpgradeUndoer     = (*Component)(nil)
 	_ component.HealthChecker     = (*Component)(nil)
 	_ component.ForceUpgrader     = (*Component)(nil)
 	_ component.ReadinessReporter = (*Component)(nil)

@@ -3,8 +3,10 @@
 // and its lifecycle on the store code it shares with TiKV (package store):
 // status from PD's stores labelled engine=tiflash, scale-in through
 // Tombstone (refused while a table has more TiFlash replicas than would
-// remain), failover. Before its StatefulSet is created PD's placement rules
-// are enabled, and each upgraded pod must report its store Running.
+// remain), failover. PD's placement rules are turned on before its
+// StatefulSet is created, or — when PD refuses until a TiKV store
+// registered — right after, and each upgraded pod must report its store
+// Running.
 package tiflash
 
 import (
@@ -62,6 +64,7 @@ var (
 	_ component.Observer          = (*Component)(nil)
 	_ component.Gated             = (*Component)(nil)
 	_ component.CreatePreparer    = (*Component)(nil)
+	_ component.CreateFinisher    = (*Component)(nil)
 	_ component.ReadinessReporter = (*Component)(nil)
 	_ component.ScaleInPreparer   = (*Component)(nil)
 	_ component.UpgradeUndoer     = (*Component)(nil)

@@ -3,7 +3,6 @@ package tiflash
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -13,24 +12,6 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/tiflashapi"
 )
-
-// PreCreate enables PD's placement rules, which TiFlash needs to
-// register, before the StatefulSet is first created. It errors (the sync
-// is retried) while PD cannot answer.
-func (c *Component) PreCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error {
-	client := c.Client(tc)
-	cfg, err := client.GetConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("read PD config before creating TiFlash: %w", err)
-	}
-	if cfg.Replication.EnablePlacementRules {
-		return nil
-	}
-	if err := client.EnablePlacementRules(ctx); err != nil {
-		return fmt.Errorf("enable PD placement rules for TiFlash: %w", err)
-	}
-	return nil
-}
 
 // PostUpgradePod holds the rollout until the restarted pod's store reports
 // Running on /tiflash/store-status (TiFlash ≥ v5.1.2; older ones do not

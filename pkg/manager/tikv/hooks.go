@@ -3,6 +3,7 @@ package tikv
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -60,7 +61,32 @@ func (c *Component) PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster,
 	if err == nil && c.clock.Since(t) >= evictLeaderTimeout(tc) {
 		return nil
 	}
+	if err := c.keepEvicting(ctx, tc, store, podName); err != nil {
+		return err
+	}
 	return flow.Requeue("waiting for %d region leaders to leave store %s before restarting %s", store.LeaderCount, store.ID, podName)
+}
+
+// keepEvicting adds the store's evict-leader scheduler again when PD no
+// longer has it while its pod still waits for the leaders to leave (a PD
+// restored from a backup, a user or tool that removed it, a PD that lost
+// it): without it the leaders never leave and the restart waits for the
+// whole eviction timeout. It errors when PD cannot list or add schedulers.
+func (c *Component) keepEvicting(ctx context.Context, tc *v1alpha1.TidbCluster, store v1alpha1.TiKVStore, podName string) error {
+	id, _ := strconv.ParseUint(store.ID, 10, 64)
+	evicting, err := c.Client(tc).GetEvictLeaderSchedulers(ctx)
+	if err != nil {
+		return fmt.Errorf("list evict-leader schedulers: %w", err)
+	}
+	if slices.Contains(evicting, id) {
+		return nil
+	}
+	if err := c.Client(tc).BeginEvictLeader(ctx, id); err != nil {
+		return fmt.Errorf("evict leaders of store %d again: %w", id, err)
+	}
+	c.recorder.Eventf(tc, corev1.EventTypeNormal, ReasonEvictLeaderBegin, "PD had lost the evict-leader scheduler of store %s; added it again before restarting %s (%d region leaders left)",
+		store.ID, podName, store.LeaderCount)
+	return nil
 }
 
 // PostUpgradePod removes the restarted store's evict-leader scheduler and
