@@ -95,6 +95,7 @@ func TestRecreateOverRetainedPDData(t *testing.T) {
 			strings.Contains(ready.Message, "PVCs exist for 3 PD members") &&
 			strings.Contains(ready.Message, "scale spec.pd.replicas back to 3"), nil
 	})
+	t.Logf("Ready of the re-created cluster: %s", ready.Message)
 	if got := pdClaimUIDs(t, env); fmt.Sprint(got) != fmt.Sprint(uids) {
 		t.Errorf("PD PVCs of the new cluster: %v, want the retained %v", got, uids)
 	}
