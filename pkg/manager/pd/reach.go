@@ -25,38 +25,55 @@ const (
 // reachMemory remembers, per cluster, why PD could not be read the last
 // time it was asked, until it answers: a sync that does not ask PD (no PD
 // pod Ready) still names the cause, and each distinct cause is recorded as
-// an event once, not once per sync. The zero value is ready; it is safe for
+// an event once while PD does not answer, not once per sync (nor again
+// when two causes alternate). The zero value is ready; it is safe for
 // concurrent use.
 type reachMemory struct {
-	mu     sync.Mutex
-	causes map[types.UID]string
+	mu       sync.Mutex
+	clusters map[types.UID]*reachState
 }
 
-// remember records why for uid and reports whether it differs from what
-// was remembered before.
+type reachState struct {
+	cause    string          // the last cause named
+	recorded map[string]bool // the causes recorded as events
+}
+
+// remember records why for uid and reports whether it is a cause not
+// recorded before since PD last answered.
 func (r *reachMemory) remember(uid types.UID, why string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.causes == nil {
-		r.causes = map[types.UID]string{}
+	if r.clusters == nil {
+		r.clusters = map[types.UID]*reachState{}
 	}
-	changed := r.causes[uid] != why
-	r.causes[uid] = why
-	return changed
+	st, ok := r.clusters[uid]
+	if !ok {
+		st = &reachState{recorded: map[string]bool{}}
+		r.clusters[uid] = st
+	}
+	st.cause = why
+	if st.recorded[why] {
+		return false
+	}
+	st.recorded[why] = true
+	return true
 }
 
 // recall returns what was remembered for uid ("" when PD answered last).
 func (r *reachMemory) recall(uid types.UID) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.causes[uid]
+	if st, ok := r.clusters[uid]; ok {
+		return st.cause
+	}
+	return ""
 }
 
 // forget drops what was remembered for uid: PD answered.
 func (r *reachMemory) forget(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.causes, uid)
+	delete(r.clusters, uid)
 }
 
 // unreachable names why PD could not be read (err, from observeMembers) in

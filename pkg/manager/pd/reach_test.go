@@ -265,3 +265,22 @@ func TestUnreachablePDIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestReachMemoryRecordsEachCauseOnce: causes that alternate while PD
+// does not answer are recorded once each; once PD answers, a cause is new
+// again.
+func TestReachMemoryRecordsEachCauseOnce(t *testing.T) {
+	t.Parallel()
+	var r reachMemory
+	var recorded []bool
+	for _, why := range []string{"timed out", "no leader", "timed out", "no leader"} {
+		recorded = append(recorded, r.remember("uid", why))
+	}
+	if fmt.Sprint(recorded) != "[true true false false]" || r.recall("uid") != "no leader" {
+		t.Fatalf("recorded %v, recall %q; want each cause once and the last one recalled", recorded, r.recall("uid"))
+	}
+	r.forget("uid")
+	if r.recall("uid") != "" || !r.remember("uid", "timed out") {
+		t.Fatal("after PD answered, the cause is not new again")
+	}
+}
