@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -23,11 +24,14 @@ func WithBlockers(ctx context.Context) (context.Context, *Blockers) {
 }
 
 // AddBlocker records why a component's pods do not run, when ctx carries a
-// collection (WithBlockers); otherwise it does nothing.
+// collection (WithBlockers); otherwise it does nothing. A reason already
+// recorded (several components meeting the same cause) is kept once.
 func AddBlocker(ctx context.Context, why string) {
 	if b, ok := ctx.Value(blockersKey{}).(*Blockers); ok && why != "" {
 		b.mu.Lock()
-		b.items = append(b.items, why)
+		if !slices.Contains(b.items, why) {
+			b.items = append(b.items, why)
+		}
 		b.mu.Unlock()
 	}
 }

@@ -30,6 +30,7 @@ type Component struct {
 	recorder record.EventRecorder
 	meta     *Meta
 	hosts    *component.NodeFailure
+	reach    reachMemory // why PD could not be read, per cluster (reach.go)
 }
 
 // New returns the PD component over env: it reaches PD through env.PD,
@@ -81,19 +82,28 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 
 // Observe fills status.pd from PD's API; see observeMembers. Then, unless
 // the cluster is paused, PD's pods, PVCs and PVs get the meta labels
-// (Meta). Before the StatefulSet exists there is no PD to ask.
+// (Meta). Before the StatefulSet exists there is no PD to ask. Why PD
+// could not be read is named in the conditions, also by the syncs that
+// do not ask it, until it answers (reach.go).
 func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error {
 	if sts == nil {
 		tc.Status.PD.Synced = false
+		c.recallUnreachable(ctx, tc)
 		return nil
 	}
 	if !c.anyPodReady(tc) {
 		// PD's client Service routes to Ready pods only: nothing could answer.
 		tc.Status.PD.Synced = false
+		c.recallUnreachable(ctx, tc)
 		return fmt.Errorf("PD: no PD pod is Ready, so the Service %s has no endpoint to ask", names.Member(tc.Name, names.PD))
 	}
-	if err := observeMembers(ctx, c.pd, c.clock, tc); err != nil || tc.Spec.Paused {
+	if err := observeMembers(ctx, c.pd, c.clock, tc); err != nil {
+		c.unreachable(ctx, tc, err)
 		return err
+	}
+	c.reach.forget(tc.UID)
+	if tc.Spec.Paused {
+		return nil
 	}
 	return c.meta.SyncMembers(ctx, tc, memberIDs(tc))
 }

@@ -175,7 +175,11 @@ func Available(tc *v1alpha1.TidbCluster) (bool, string) {
 	total := Membership(tc)
 	quorum := total/2 + 1
 	healthy := HealthyMembers(tc)
-	if total == 0 {
+	switch {
+	case total == 0 && !tc.Status.PD.Synced:
+		// Not read (yet): the conditions name why (reach.go), not this.
+		return false, "waiting for a PD quorum: PD has not answered yet"
+	case total == 0:
 		return false, "waiting for a PD quorum: PD reports no member yet"
 	}
 	if healthy < quorum {

@@ -37,7 +37,7 @@ func TestGate(t *testing.T) {
 		{name: "quorum of 3 is 2", replicas: 3, members: pdMembers(true, true, false), ready: 2},
 		{name: "1 of 3 healthy", replicas: 3, members: pdMembers(true, false, false), ready: 3, wait: "1 of 3 members healthy, 2 needed"},
 		{name: "healthy but not Ready", replicas: 3, members: pdMembers(true, true, true), ready: 1, wait: "PD pods: 1 Ready, 2 needed"},
-		{name: "no status yet", replicas: 1, wait: "PD reports no member yet"},
+		{name: "no status yet", replicas: 1, wait: "PD has not answered yet"},
 		{name: "scaling out from one member", replicas: 3, members: pdMembers(true), ready: 1},
 		{name: "single member", replicas: 1, members: pdMembers(true), ready: 1},
 		{name: "even count needs more than half", replicas: 4, members: pdMembers(true, true, false, false), ready: 4, wait: "2 of 4 members healthy, 3 needed"},
