@@ -190,6 +190,7 @@ func (s *Server) connectRefused(hostport string) string {
 	if err != nil {
 		return err.Error()
 	}
+	t = s.reg.route(t)
 	why := fmt.Sprintf("no simulated TiDB cluster %s", t.key)
 	s.reg.withCluster(t.key, false, func(c *Cluster) { _, why = c.resolve(t) })
 	return why
