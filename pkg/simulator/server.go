@@ -40,6 +40,8 @@ type Server struct {
 	admin *http.ServeMux
 	// tls terminates CONNECT tunnels; nil: TLS is not simulated.
 	tls *TLSAuthority
+	// secrets are the clusters' own server certificates (tls_secrets.go); nil: none are read.
+	secrets *clusterSecrets
 }
 
 // NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
