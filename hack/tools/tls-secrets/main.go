@@ -77,7 +77,9 @@ func (a *authority) issue(commonName string, hosts []string) (certPEM, keyPEM []
 	return encode("CERTIFICATE", der), encode("EC PRIVATE KEY", keyDER), nil
 }
 
-func encode(typ string, der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}) }
+func encode(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
 
 // secret is a kubernetes.io/tls Secret with the CA, as a generic object.
 func (a *authority) secret(namespace, name, commonName string, hosts []string) (map[string]any, error) {
