@@ -111,9 +111,13 @@ bench:
 	hack/bench.sh
 
 ## demo: own local control plane + operator + simulator in the background; examples/basic Ready in namespace demo
-.PHONY: demo demo-down image helm-lint
+.PHONY: demo demo-tls demo-down image helm-lint
 demo:
 	hack/demo.sh up
+
+## demo-tls: after `make demo`, examples/tls with per-cluster cert Secrets of a fresh CA, Ready over HTTPS
+demo-tls:
+	hack/demo.sh tls
 
 ## demo-down: stop the demo's operator and simulator (by PID) and its control plane
 demo-down:

@@ -7,6 +7,8 @@
 #
 # Usage: hack/demo.sh <command>
 #   up      build, start everything (idempotent), apply examples/basic, follow it to Ready
+#   tls     (after up) generate per-cluster certificate Secrets of a fresh CA for examples/tls, apply
+#           it and follow it to Ready over HTTPS (the simulator serves each component with its Secret)
 #   down    stop the demo's operator and simulator (by recorded PID) and the demo cluster
 #   status  which demo processes run, and the cluster's objects
 #   env     print 'export KUBECONFIG=...' for the demo cluster
@@ -120,11 +122,11 @@ wait_crds() {
   done
 }
 
-# ready_line prints the Ready condition (status, reason, message) and the member counts of basic,
-# with a leading "*" while the operator has not yet observed the latest generation.
+# ready_line prints the Ready condition (status, reason, message) and the member counts of TidbCluster
+# <name> [basic], with a leading "*" while the operator has not yet observed the latest generation.
 ready_line() {
   local out gen seen
-  out="$(kube -n "${NS}" get tc basic -o jsonpath='{.metadata.generation} {.status.observedGeneration} {range .status.conditions[?(@.type=="Ready")]}{.status} {.reason}: {.message}{end} | PD {.status.pd.statefulSet.readyReplicas}/{.spec.pd.replicas} TiKV {.status.tikv.statefulSet.readyReplicas}/{.spec.tikv.replicas} TiDB {.status.tidb.statefulSet.readyReplicas}/{.spec.tidb.replicas}' 2>/dev/null)" || return 0
+  out="$(kube -n "${NS}" get tc "${1:-basic}" -o jsonpath='{.metadata.generation} {.status.observedGeneration} {range .status.conditions[?(@.type=="Ready")]}{.status} {.reason}: {.message}{end} | PD {.status.pd.statefulSet.readyReplicas}/{.spec.pd.replicas} TiKV {.status.tikv.statefulSet.readyReplicas}/{.spec.tikv.replicas} TiDB {.status.tidb.statefulSet.readyReplicas}/{.spec.tidb.replicas}' 2>/dev/null)" || return 0
   read -r gen seen _ <<<"${out}"
   out="${out#* }"
   out="${out#* }"
@@ -132,23 +134,24 @@ ready_line() {
   echo "${out}"
 }
 
+# follow_until_ready prints the Ready condition of TidbCluster <name> [basic] as it changes until it is True.
 follow_until_ready() {
-  local line last="" start=${SECONDS}
-  log_info "waiting for basic to become Ready (up to ${TIMEOUT}s); the Ready condition as it changes:"
+  local tc="${1:-basic}" line last="" start=${SECONDS}
+  log_info "waiting for ${tc} to become Ready (up to ${TIMEOUT}s); the Ready condition as it changes:"
   while :; do
-    line="$(ready_line)"
+    line="$(ready_line "${tc}")"
     if [[ -n "${line}" && "${line}" != "${last}" ]]; then
       printf '  %4ds  %s\n' "$((SECONDS - start))" "${line}"
       last="${line}"
     fi
     [[ "${line}" == True* ]] && break
     if ((SECONDS - start > TIMEOUT)); then
-      kube -n "${NS}" describe tc basic | tail -n 20 >&2 || true
-      die "basic is not Ready after ${TIMEOUT}s; see ${DEMO_DIR}/logs/tidb-controller-manager.log"
+      kube -n "${NS}" describe tc "${tc}" | tail -n 20 >&2 || true
+      die "${tc} is not Ready after ${TIMEOUT}s; see ${DEMO_DIR}/logs/tidb-controller-manager.log"
     fi
     sleep 1
   done
-  log_info "basic is Ready after $((SECONDS - start))s"
+  log_info "${tc} is Ready after $((SECONDS - start))s"
 }
 
 cmd_up() {
@@ -167,9 +170,11 @@ cmd_up() {
   start_proc tidb-simulator "${SIM_PORT}" -- "${BIN_DIR}/tidb-simulator" \
     --listen "127.0.0.1:${SIM_PORT}" --kubeconfig "${KUBECONFIG_FILE}"
   wait_http tidb-simulator "http://127.0.0.1:${SIM_PORT}/sim/v1/healthz"
-  # The operator reaches PD, TiKV and TiDB through the simulator, its HTTP proxy.
+  # The operator reaches PD, TiKV and TiDB through the simulator, its HTTP proxy, for https:// too
+  # (CONNECT; TLS clusters are served with their own cert Secrets, see `hack/demo.sh tls`).
   start_proc tidb-controller-manager "${METRICS_PORT}" \
-    HTTP_PROXY="http://127.0.0.1:${SIM_PORT}" NO_PROXY=127.0.0.1,localhost TZ=UTC -- \
+    HTTP_PROXY="http://127.0.0.1:${SIM_PORT}" HTTPS_PROXY="http://127.0.0.1:${SIM_PORT}" \
+    NO_PROXY=127.0.0.1,localhost TZ=UTC -- \
     "${BIN_DIR}/tidb-controller-manager" --kubeconfig "${KUBECONFIG_FILE}" --namespace "${NS}" \
     --cluster-scoped=true --leader-elect=false --resync-duration=10s \
     --metrics-addr "127.0.0.1:${METRICS_PORT}" --health-addr "127.0.0.1:${HEALTH_PORT}" -v=2
@@ -204,6 +209,27 @@ Demo up in ${1}s. Pods are KWOK fakes; PD, TiKV and TiDB are answered by the sim
 EOF
 }
 
+# cmd_tls applies examples/tls with cert Secrets of a CA of its own (hack/tools/tls-secrets), created
+# once, and follows it to Ready: the operator calls its PD over HTTPS with tls-cluster-client-secret and
+# the simulator answers with tls-pd-cluster-secret and checks the client against its ca.crt.
+cmd_tls() {
+  if ! is_running tidb-controller-manager || ! is_running tidb-simulator; then
+    die "the demo does not run; start it with: make demo"
+  fi
+  if kube -n "${NS}" get secret tls-cluster-client-secret >/dev/null 2>&1; then
+    log_info "the Secrets of tls exist; not generating them again"
+  else
+    log_info "generating the cert Secrets of tls, signed by a fresh CA of its own"
+    (cd "${REPO_ROOT}" && go run ./hack/tools/tls-secrets -namespace "${NS}" -cluster tls -components pd,tikv,tidb) |
+      kube apply -f - >/dev/null
+  fi
+  kube -n "${NS}" apply -f "${REPO_ROOT}/examples/tls/tidb-cluster.yaml"
+  follow_until_ready tls
+  kube -n "${NS}" get tc tls
+  log_info "requests the simulator served tls over HTTPS (by component), and plain ones it refused:"
+  curl -s --noproxy '*' "http://127.0.0.1:${SIM_PORT}/sim/v1/clusters/${NS}/tls" | sed -n '/^  "tls": {/,/^  }/p' || true
+}
+
 cmd_down() {
   stop_component tidb-controller-manager
   stop_component tidb-simulator
@@ -229,6 +255,7 @@ cmd_status() {
 
 case "${1:-}" in
   up) cmd_up ;;
+  tls) cmd_tls ;;
   down) cmd_down ;;
   status) cmd_status ;;
   env) echo "export KUBECONFIG=${KUBECONFIG_FILE}" ;;

@@ -29,8 +29,10 @@ type Cluster struct {
 	tcDomain string
 	hasTC    bool
 	// tls is what TLS the cluster speaks (spec.tlsCluster.enabled) and what it was asked over it (tls.go).
-	tls         clusterTLS
-	pods        map[string]PodObservation
+	tls  clusterTLS
+	pods map[string]PodObservation
+	// podOwners is the heterogeneous cluster of every pod observed from one (heterogeneous.go).
+	podOwners   map[string]ClusterKey
 	lastAdvance time.Time
 
 	members        map[string]*pdMember
@@ -103,6 +105,7 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		log:            log.WithValues("cluster", key.String()),
 		domain:         set.opts.ClusterDomain,
 		pods:           map[string]PodObservation{},
+		podOwners:      map[string]ClusterKey{},
 		lastAdvance:    now,
 		members:        map[string]*pdMember{},
 		removedMembers: map[identity]bool{},
@@ -138,6 +141,7 @@ func (c *Cluster) observe(obs ClusterObservation, now time.Time) {
 	for _, p := range obs.Pods {
 		c.pods[p.Name] = p
 	}
+	c.rememberOwners(obs.Pods)
 	c.hasTC = obs.TidbCluster != nil
 	c.tcDomain = ""
 	c.tls.enabled = false
@@ -230,9 +234,11 @@ func (c *Cluster) hostSuffix() string {
 	return ".svc." + domain
 }
 
-// podHost is the DNS name a pod of comp advertises: <pod>.<tc>-<comp>-peer.<ns>.svc[.<domain>].
+// podHost is the DNS name a pod of comp advertises: <pod>.<tc>-<comp>-peer.<ns>.svc[.<domain>], with the
+// names of the heterogeneous cluster the pod comes from, if any.
 func (c *Cluster) podHost(pod string, comp Component) string {
-	return fmt.Sprintf("%s.%s-%s-peer.%s%s", pod, c.key.Name, comp, c.key.Namespace, c.hostSuffix())
+	key := c.ownerOf(pod)
+	return fmt.Sprintf("%s.%s-%s-peer.%s%s", pod, key.Name, comp, key.Namespace, c.hostSuffix())
 }
 
 // version returns the observed version of p, or the default.

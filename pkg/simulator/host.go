@@ -58,6 +58,8 @@ type target struct {
 	service string
 	// hostport is the address as requested.
 	hostport string
+	// owner is the heterogeneous cluster the address names when key was routed to the cluster it joins.
+	owner ClusterKey
 }
 
 // component is the component that serves the target.

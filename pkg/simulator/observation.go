@@ -59,6 +59,9 @@ type PodObservation struct {
 	// the process from the next, which matters for components whose identity is per process (a TiCDC
 	// capture ID) and for a Pump whose process exited after going offline.
 	Restarts int32
+	// Owner is the heterogeneous cluster the pod belongs to when it is observed with the cluster whose PD
+	// it joins; zero for a pod of the cluster itself.
+	Owner ClusterKey
 }
 
 // TidbClusterInfo is what the simulator reads from a TidbCluster object, when the CRD exists.
@@ -68,6 +71,9 @@ type TidbClusterInfo struct {
 	TLSCluster bool
 	// PDLocationLabels are replication.location-labels of spec.pd.config, which PD starts with.
 	PDLocationLabels []string
+	// Joins is the cluster whose PD this one joins (spec.cluster without spec.pd): a heterogeneous
+	// cluster; nil otherwise.
+	Joins *ClusterKey
 }
 
 // ClusterObservation is the complete observed state of one cluster, rebuilt from the informer caches on

@@ -70,9 +70,10 @@ func pumpNodeID(pod string) string { return pod + ":" + pumpPort }
 // `-advertise-addr`: `<pod>.<tc>-pump:8250`, or `<pod>.<tc>-pump.<ns>.svc.<domain>:8250` when the
 // TidbCluster sets spec.clusterDomain.
 func (c *Cluster) pumpHost(pod string) string {
-	host := pod + "." + c.key.Name + "-pump"
+	key := c.ownerOf(pod)
+	host := pod + "." + key.Name + "-pump"
 	if c.tcDomain != "" {
-		host += "." + c.key.Namespace + ".svc." + c.tcDomain
+		host += "." + key.Namespace + ".svc." + c.tcDomain
 	}
 	return host + ":" + pumpPort
 }

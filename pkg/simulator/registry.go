@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"sort"
 	"sync"
 
 	"k8s.io/klog/v2"
@@ -16,6 +15,8 @@ type Registry struct {
 	log      klog.Logger
 	set      settings
 	clusters map[ClusterKey]*Cluster
+	// links maps a heterogeneous cluster to the cluster whose PD it joins (heterogeneous.go).
+	links map[ClusterKey]ClusterKey
 }
 
 // NewRegistry returns an empty Registry reading time from clk; it errors when opts are invalid (negative
@@ -30,6 +31,7 @@ func NewRegistry(opts Options, clk clock.PassiveClock, log klog.Logger) (*Regist
 		log:      log,
 		set:      settings{opts: opts, timings: opts.Timings},
 		clusters: map[ClusterKey]*Cluster{},
+		links:    map[ClusterKey]ClusterKey{},
 	}, nil
 }
 
@@ -38,6 +40,7 @@ func NewRegistry(opts Options, clk clock.PassiveClock, log klog.Logger) (*Regist
 func (r *Registry) Observe(key ClusterKey, obs ClusterObservation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.link(key, obs.TidbCluster)
 	c, ok := r.clusters[key]
 	if obs.empty() {
 		if ok {
@@ -91,7 +94,7 @@ func (r *Registry) keys() []ClusterKey {
 	for k := range r.clusters {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	sortKeys(keys)
 	return keys
 }
 

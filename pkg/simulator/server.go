@@ -40,6 +40,8 @@ type Server struct {
 	admin *http.ServeMux
 	// tls terminates CONNECT tunnels; nil: TLS is not simulated.
 	tls *TLSAuthority
+	// secrets are the clusters' own server certificates (tls_secrets.go); nil: none are read.
+	secrets *clusterSecrets
 }
 
 // NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
@@ -98,7 +100,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, host string, v
 		s.serveOther(w, r, viaProxy, err)
 		return
 	}
-	s.serveTarget(w, r, t, viaProxy)
+	s.serveTarget(w, r, s.reg.route(t), viaProxy)
 }
 
 // serveOther handles requests that name no simulated endpoint: the admin API when addressed directly,
@@ -203,12 +205,12 @@ func (c *Cluster) resolve(t target) (target, string) {
 		}
 		return c.pickPD(t)
 	case targetTiKVPod, targetTiFlashPod, targetTiCDCPod, targetTiProxyPod:
-		if p, ok := c.pods[t.pod]; !ok || p.Component != t.component() || !p.Running {
+		if p, ok := c.podFor(t); !ok || p.Component != t.component() || !p.Running {
 			return t, refused
 		}
 	case targetTiCDCService, targetTiProxyService:
 		// Both TiProxy Services and TiCDC's headless one publish not-Ready addresses.
-		for _, p := range c.podsOf(t.component()) {
+		for _, p := range c.podsFor(t) {
 			if p.Running {
 				t.pod = p.Name
 				return t, ""
@@ -217,17 +219,17 @@ func (c *Cluster) resolve(t target) (target, string) {
 		return t, "no endpoints available for service " + t.service
 	case targetPumpPod:
 		// A Pump pod whose process exited (offline, paused) or has not started (no PD) listens on nothing.
-		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentPump || !p.Running || c.servingPump(t.pod) == nil {
+		if p, ok := c.podFor(t); !ok || p.Component != ComponentPump || !p.Running || c.servingPump(t.pod) == nil {
 			return t, refused
 		}
 	case targetPumpService:
 		return c.pickPump(t)
 	case targetTiDBPod:
-		if p, ok := c.pods[t.pod]; !ok || p.Component != ComponentTiDB || !p.Running || !p.Ready {
+		if p, ok := c.podFor(t); !ok || p.Component != ComponentTiDB || !p.Running || !p.Ready {
 			return t, refused
 		}
 	case targetTiDBService:
-		for _, p := range c.podsOf(ComponentTiDB) {
+		for _, p := range c.podsFor(t) {
 			if p.Running && (p.Ready || t.peerService()) {
 				t.pod = p.Name
 				return t, ""
@@ -265,7 +267,7 @@ func (c *Cluster) pickPD(t target) (target, string) {
 // Service has no endpoints; with only pumps that do not serve, the connection is refused.
 func (c *Cluster) pickPump(t target) (target, string) {
 	running, fallback := false, ""
-	for _, p := range c.podsOf(ComponentPump) {
+	for _, p := range c.podsFor(t) {
 		if !p.Running {
 			continue
 		}

@@ -94,6 +94,7 @@ func New(cfg Config, log klog.Logger) (*Simulator, error) {
 		watcher: NewWatcher(reg, cfg.Kube, cfg.Namespace, tcs, log),
 	}
 	s.server.SetTLSAuthority(cfg.TLS)
+	s.server.secrets = newClusterSecrets(cfg.Kube, cfg.Namespace, log)
 	for _, addr := range append([]string{cfg.Listen}, cfg.ExtraListen...) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -173,6 +174,7 @@ func (s *Simulator) start(ctx context.Context) (<-chan error, error) {
 		s.closeListeners()
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
+	s.server.secrets.start(ctx)
 	if s.mysql != nil {
 		if err := s.mysql.start(ctx); err != nil {
 			s.closeListeners()

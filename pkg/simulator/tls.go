@@ -75,6 +75,9 @@ func LoadTLSAuthority(certFile, keyFile string) (*TLSAuthority, error) {
 	return NewTLSAuthority(certPEM, keyPEM)
 }
 
+// notSimulatedTLS answers a CONNECT that the simulator cannot terminate.
+const notSimulatedTLS = "simulator: TLS not simulated (start it with a CA: --tls-ca-cert/--tls-ca-key, or create the cluster's <tc>-<component>-cluster-secret); use plain http:// addresses\n"
+
 // SetTLSAuthority makes the server terminate TLS for CONNECT requests with certificates a issues and
 // require client certificates a signed; nil turns TLS off (CONNECT is answered 501). Set it before
 // serving.
@@ -138,14 +141,15 @@ func (a *TLSAuthority) CertPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.cert.Raw})
 }
 
-// serveConnect answers a CONNECT request (HTTPS through the proxy). Without a TLSAuthority it refuses
-// with 501, as before TLS was simulated. With one it checks that the authority names a simulated
-// endpoint that accepts connections (else 502, as a proxy that cannot connect), then takes over the
-// connection, terminates TLS with the host's certificate, requires a client certificate signed by the
-// CA, and serves the requests inside with the same handlers as plain HTTP.
+// serveConnect answers a CONNECT request (HTTPS through the proxy). Without a TLSAuthority or cluster
+// Secrets it refuses with 501, as before TLS was simulated. Otherwise it checks that the authority names
+// a simulated endpoint that accepts connections (else 502, as a proxy that cannot connect), then takes
+// over the connection, terminates TLS with the cluster's own certificate (tls_secrets.go) or the host's
+// certificate from the CA, requires a client certificate signed by that CA, and serves the requests
+// inside with the same handlers as plain HTTP.
 func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
-	if s.tls == nil {
-		writeText(w, http.StatusNotImplemented, "simulator: TLS not simulated (start it with a CA: --tls-ca-cert/--tls-ca-key); use plain http:// addresses\n")
+	if s.tls == nil && s.secrets == nil {
+		writeText(w, http.StatusNotImplemented, notSimulatedTLS)
 		return
 	}
 	hostport := r.Host
@@ -154,11 +158,15 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusBadRequest, fmt.Sprintf("simulator: CONNECT %q: %v\n", hostport, err))
 		return
 	}
+	cfg, err := s.tunnelConfig(hostport, host)
+	if errors.Is(err, errTLSNotSimulated) {
+		writeText(w, http.StatusNotImplemented, notSimulatedTLS)
+		return
+	}
 	if why := s.connectRefused(hostport); why != "" {
 		writeText(w, http.StatusBadGateway, fmt.Sprintf("simulator: cannot connect to %s: %s\n", hostport, why))
 		return
 	}
-	cfg, err := s.tls.serverConfig(host)
 	if err != nil {
 		writeText(w, http.StatusInternalServerError, fmt.Sprintf("simulator: %v\n", err))
 		return
@@ -190,6 +198,7 @@ func (s *Server) connectRefused(hostport string) string {
 	if err != nil {
 		return err.Error()
 	}
+	t = s.reg.route(t)
 	why := fmt.Sprintf("no simulated TiDB cluster %s", t.key)
 	s.reg.withCluster(t.key, false, func(c *Cluster) { _, why = c.resolve(t) })
 	return why

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,9 @@ type Watcher struct {
 	pvcs      corelisters.PersistentVolumeClaimLister
 	tcs       *tidbClusterWatch
 	resizer   *resizer
+	// joined is the cluster each heterogeneous cluster joined when last observed (heterogeneous.go).
+	joinMu sync.Mutex
+	joined map[ClusterKey]ClusterKey
 }
 
 // NewWatcher builds the informers; namespace "" watches all namespaces. tcs may be nil (no TidbCluster
@@ -51,7 +55,7 @@ func NewWatcher(reg *Registry, kube kubernetes.Interface, namespace string, tcs 
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	w := &Watcher{
-		reg: reg, kube: kube, namespace: namespace, log: log, factory: factory, tcs: tcs,
+		reg: reg, kube: kube, namespace: namespace, log: log, factory: factory, tcs: tcs, joined: map[ClusterKey]ClusterKey{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[ClusterKey](),
 			workqueue.TypedRateLimitingQueueConfig[ClusterKey]{Name: "tidb-simulator"}),
 		pods: factory.Core().V1().Pods().Lister(),
@@ -118,6 +122,7 @@ func (w *Watcher) processNext(ctx context.Context) bool {
 	defer w.queue.Done(key)
 	obs, pending := w.observe(ctx, key)
 	w.reg.Observe(key, obs)
+	w.requeueJoined(key, obs)
 	w.queue.Forget(key)
 	if pending {
 		w.queue.AddAfter(key, pendingRetry)
@@ -125,26 +130,24 @@ func (w *Watcher) processNext(ctx context.Context) bool {
 	return true
 }
 
-// observe rebuilds the observation of key from the caches; pending reports a pod waiting for a PVC.
+// observe rebuilds the observation of key from the caches; pending reports a pod waiting for a PVC. The
+// pods of a heterogeneous cluster are observed with the cluster whose PD it joins (heterogeneous.go).
 func (w *Watcher) observe(ctx context.Context, key ClusterKey) (ClusterObservation, bool) {
 	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelInstance: key.Name})
 	var obs ClusterObservation
-	pending := false
-	pods, _ := w.pods.Pods(key.Namespace).List(selector)
-	for _, pod := range pods {
-		comp := Component(pod.Labels[LabelComponent])
-		if !simulatedComponents[comp] {
-			continue
-		}
-		p := w.podObservation(ctx, pod, comp)
-		pending = pending || p.PVCPending
-		obs.Pods = append(obs.Pods, p)
-	}
-	pvcs, _ := w.pvcs.PersistentVolumeClaims(key.Namespace).List(selector)
-	obs.HasPVCs = len(pvcs) > 0
 	if w.tcs != nil {
 		obs.TidbCluster = w.tcs.lookup(key)
 	}
+	pending := false
+	if obs.TidbCluster == nil || obs.TidbCluster.Joins == nil {
+		for _, p := range w.ownPods(ctx, key) {
+			pending = pending || p.PVCPending
+			obs.Pods = append(obs.Pods, p)
+		}
+		pending = w.addJoinedPods(ctx, key, &obs) || pending
+	}
+	pvcs, _ := w.pvcs.PersistentVolumeClaims(key.Namespace).List(selector)
+	obs.HasPVCs = len(pvcs) > 0
 	return obs, pending
 }
 

@@ -34,7 +34,7 @@ var wantExamples = []string{
 	"basic/tidb-cluster.yaml", "basic-random-password/tidb-cluster.yaml", "config-strategies/in-place.yaml", "config-strategies/rolling-update.yaml",
 	"pause/tidb-cluster.yaml", "scaled/tidb-cluster.yaml", "storage-volumes/tidb-cluster.yaml", "sysctl-init/tidb-cluster.yaml",
 	"tls/tidb-cluster.yaml", "initialize/init-sql.yaml", "initialize/tidb-cluster.yaml", "initialize/tidb-initializer.yaml",
-	"initialize/tidb-secret.yaml",
+	"initialize/tidb-secret.yaml", "heterogeneous/tidb-cluster.yaml",
 }
 
 // resources maps the kinds used in examples to their API resources.
