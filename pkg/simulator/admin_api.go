@@ -140,7 +140,7 @@ func (s *Server) handleSetClusterConfig(w http.ResponseWriter, r *http.Request) 
 	var state api.ClusterState
 	s.onCluster(w, r, true, func(c *Cluster) {
 		if upd.MaxReplicas != nil {
-			c.replication.MaxReplicas = *upd.MaxReplicas
+			c.replication.MaxReplicas, c.replicationPersisted = *upd.MaxReplicas, true
 		}
 		if upd.RegionCount != nil {
 			c.regionCount = *upd.RegionCount

@@ -46,6 +46,9 @@ type Cluster struct {
 	// unassigned counts the leaders no store holds (no eligible store was available).
 	unassigned  int
 	replication pdapi.ReplicationConfig
+	// replicationPersisted: PD holds replication settings of its own (the first member joined with the
+	// TidbCluster's config seen, or they were written), so spec.pd.config no longer applies.
+	replicationPersisted bool
 	schedulers  map[string]bool
 	evicting    map[uint64]bool
 	// tiflashReplicas is the TiFlash replica count per table ID: the rules "table-<id>-r" of placement
@@ -144,7 +147,7 @@ func (c *Cluster) observe(obs ClusterObservation, now time.Time) {
 	if obs.TidbCluster != nil {
 		c.tcDomain = obs.TidbCluster.ClusterDomain
 		c.tls.enabled = obs.TidbCluster.TLSCluster
-		c.adoptLocationLabels(obs.TidbCluster.PDLocationLabels)
+		c.adoptStartConfig(obs.TidbCluster)
 	}
 	c.advanceBy(now, 0)
 }

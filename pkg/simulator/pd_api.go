@@ -217,7 +217,7 @@ func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 			return
 		}
 	}
-	st.c.replication = cfg
+	st.c.replication, st.c.replicationPersisted = cfg, true
 	st.c.log.Info("replication config changed", "maxReplicas", cfg.MaxReplicas, "placementRules", cfg.EnablePlacementRules)
 	writeJSON(w, http.StatusOK, "The config is updated.")
 }
