@@ -49,8 +49,8 @@ type Cluster struct {
 	// replicationPersisted: PD holds replication settings of its own (the first member joined with the
 	// TidbCluster's config seen, or they were written), so spec.pd.config no longer applies.
 	replicationPersisted bool
-	schedulers  map[string]bool
-	evicting    map[uint64]bool
+	schedulers           map[string]bool
+	evicting             map[uint64]bool
 	// tiflashReplicas is the TiFlash replica count per table ID: the rules "table-<id>-r" of placement
 	// group "tiflash" that TiDB writes for `ALTER TABLE … SET TIFLASH REPLICA n`, set through the admin API.
 	tiflashReplicas map[int64]*tiflashReplica
