@@ -58,7 +58,7 @@ func (s *Server) pdRoutes() *http.ServeMux {
 	route("DELETE /pd/api/v1/members/id/{id}", needLeader, handleDeleteMemberByID)
 	route("GET /pd/api/v1/config", needLeader, handleConfig)
 	route("GET /pd/api/v1/config/replicate", needLeader, handleGetReplicate)
-	route("POST /pd/api/v1/config/replicate", needLeader, handleSetReplicate)
+	route("POST /pd/api/v1/config/replicate", needLeader, handleSetReplicate) // decodes before it needs bootstrap
 	route("GET /pd/api/v1/config/rules/group/{group}", needBootstrap, handlePlacementRulesGroup)
 	route("GET /pd/api/v1/admin/cluster/markers/snapshot-recovering", needLeader, handleSnapshotRecovering)
 	route("GET /pd/api/v1/stores", needBootstrap, handleStores)
@@ -69,7 +69,8 @@ func (s *Server) pdRoutes() *http.ServeMux {
 	route("GET /pd/api/v1/schedulers", needBootstrap, handleSchedulers)
 	route("POST /pd/api/v1/schedulers", needBootstrap, handleAddScheduler)
 	route("DELETE /pd/api/v1/schedulers/{name}", needBootstrap, handleRemoveScheduler)
-	route("GET /pd/api/v1/scheduler-config/evict-leader-scheduler/list", needBootstrap, handleEvictLeaderConfig)
+	route("GET /pd/api/v1/scheduler-config/evict-leader-scheduler/list", needLeader, handleEvictLeaderConfig)
+	pdClusterRoutes(route)
 	return mux
 }
 
@@ -189,14 +190,19 @@ func handleGetReplicate(w http.ResponseWriter, _ *http.Request, st *reqState) {
 }
 
 // handleSetReplicate decodes the body over the current replication config, as PD does: a partial object
-// changes only what it names, and booleans must be JSON strings. Like PD's SetReplicationConfig, changing
-// enable-placement-rules needs the Raft cluster (500 ErrNotBootstrapped before the first TiKV), and
-// disabling it is refused (500) while a TiFlash store that is not Tombstone exists.
+// changes only what it names, and booleans must be JSON strings (an unquoted one is PD's 500 errcode
+// "internal"). Like PD v8.5, any write needs the Raft cluster (500 ErrNotBootstrapped before the first
+// TiKV, whatever the body names), and disabling placement rules is refused (500) while a TiFlash store
+// that is not Tombstone exists.
 func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 	cfg := st.c.replication
 	cfg.LocationLabels = append(pdapi.StringSlice{}, cfg.LocationLabels...)
 	if err := readJSON(r, &cfg); err != nil {
-		writeInvalidInput(w, err)
+		writeDecodeError(w, err)
+		return
+	}
+	if !st.c.bootstrapped {
+		writeJSON(w, http.StatusInternalServerError, msgNotBootstrapped)
 		return
 	}
 	isolationOK := cfg.IsolationLevel == ""
@@ -207,15 +213,9 @@ func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 		writeJSON(w, http.StatusInternalServerError, "isolation-level must be one of location-labels or empty")
 		return
 	}
-	if cfg.EnablePlacementRules != st.c.replication.EnablePlacementRules {
-		switch {
-		case !st.c.bootstrapped:
-			writeJSON(w, http.StatusInternalServerError, msgNotBootstrapped)
-			return
-		case !cfg.EnablePlacementRules && st.c.hasTiFlashStores():
-			writeJSON(w, http.StatusInternalServerError, "cannot disable placement rules with TiFlash nodes")
-			return
-		}
+	if !cfg.EnablePlacementRules && st.c.replication.EnablePlacementRules && st.c.hasTiFlashStores() {
+		writeJSON(w, http.StatusInternalServerError, "cannot disable placement rules with TiFlash nodes")
+		return
 	}
 	st.c.replication, st.c.replicationPersisted = cfg, true
 	st.c.log.Info("replication config changed", "maxReplicas", cfg.MaxReplicas, "placementRules", cfg.EnablePlacementRules)

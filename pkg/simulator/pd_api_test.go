@@ -214,8 +214,9 @@ func TestPDContractConfig(t *testing.T) {
 	if c := decode[pdapi.Cluster](t, h.pd(http.MethodGet, "/pd/api/v1/cluster", "")); c.MaxPeerCount != 5 {
 		t.Errorf("max_peer_count = %d, want 5", c.MaxPeerCount)
 	}
-	// PD's boolean config fields are ",string": a bare JSON bool is invalid input.
-	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": true}`), http.StatusBadRequest)
+	// PD's boolean config fields are ",string": a bare JSON bool is PD's 500 errcode "internal".
+	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": true}`), http.StatusInternalServerError)
+	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"max-replicas": `), http.StatusBadRequest)
 	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"isolation-level": "rack"}`), http.StatusInternalServerError)
 	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": "false"}`), http.StatusOK)
 }

@@ -213,6 +213,10 @@ func handleRemoveScheduler(w http.ResponseWriter, r *http.Request, st *reqState)
 // handleEvictLeaderConfig answers the scheduler-config list of newer PDs, which keep all evicted stores in
 // one evict-leader-scheduler.
 func handleEvictLeaderConfig(w http.ResponseWriter, _ *http.Request, st *reqState) {
+	if !st.c.bootstrapped {
+		writeJSON(w, http.StatusNotAcceptable, msgNotBootstrapped)
+		return
+	}
 	ids := st.c.evictedStoreIDs()
 	if len(ids) == 0 {
 		writeJSON(w, http.StatusNotFound, "[PD:scheduler:ErrSchedulerNotFound]scheduler not found")
