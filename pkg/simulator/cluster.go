@@ -92,10 +92,11 @@ func (c *Cluster) timings() Timings {
 	return c.set.timings
 }
 
-// defaultSchedulers are the schedulers a fresh PD v8 runs.
+// defaultSchedulers are the schedulers a fresh PD v8.5 runs (listed once the cluster is bootstrapped,
+// when its coordinator runs).
 var defaultSchedulers = []string{
 	"balance-hot-region-scheduler", "balance-leader-scheduler", "balance-region-scheduler",
-	"evict-slow-store-scheduler",
+	"evict-slow-store-scheduler", "evict-stopping-store-scheduler",
 }
 
 func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *Cluster {

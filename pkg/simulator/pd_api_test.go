@@ -22,7 +22,7 @@ const (
 	pdSampleReplicate = `{"max-replicas": 3, "location-labels": "", "strictly-match-label": "false",
 	  "enable-placement-rules": "true", "enable-placement-rules-cache": "false", "isolation-level": ""}`
 	pdSampleSchedulers = `["balance-hot-region-scheduler", "balance-leader-scheduler", "balance-region-scheduler",
-	  "evict-slow-store-scheduler"]`
+	  "evict-slow-store-scheduler", "evict-stopping-store-scheduler"]`
 	pdSampleUpStore = `{"store": {"id": 1, "address": "basic-tikv-0.basic-tikv-peer.default.svc:20160",
 	     "labels": [{"key": "zone", "value": "z1"}], "version": "8.5.0",
 	     "peer_address": "basic-tikv-0.basic-tikv-peer.default.svc:20160",
@@ -221,14 +221,18 @@ func TestPDContractConfig(t *testing.T) {
 	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": "false"}`), http.StatusOK)
 }
 
+// TestPDContractSchedulers plays a PD v5, which runs one evict-leader scheduler per store.
 func TestPDContractSchedulers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.bootstrap(1, 3, 0)
+	pd := h.pods["basic-pd-0"]
+	pd.Version = "v5.4.3"
+	h.setPod(pd)
 	list := h.pd(http.MethodGet, "/pd/api/v1/schedulers", "")
 	wantStatus(t, list, http.StatusOK)
 	assertSameShape(t, pdSampleSchedulers, list.body)
-	if got := decode[[]string](t, list); len(got) != 4 {
+	if got := decode[[]string](t, list); len(got) != 5 {
 		t.Errorf("default schedulers = %v", got)
 	}
 	cases := []struct {
@@ -253,7 +257,7 @@ func TestPDContractSchedulers(t *testing.T) {
 		}
 		if i == 0 {
 			names := decode[[]string](t, h.pd(http.MethodGet, "/pd/api/v1/schedulers", ""))
-			if len(names) != 5 || names[3] != "evict-leader-scheduler-1" {
+			if len(names) != 6 || names[3] != "evict-leader-scheduler-1" {
 				t.Errorf("schedulers after adding = %v", names)
 			}
 			cfg := decode[pdapi.EvictLeaderSchedulerConfig](t, h.pd(http.MethodGet, "/pd/api/v1/scheduler-config/evict-leader-scheduler/list", ""))

@@ -52,7 +52,7 @@ func TestTiKVMetrics(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.bootstrap(1, 3, 0)
-	h.with(func(c *Cluster) { _ = c.addEvictLeader(1) })
+	h.with(func(c *Cluster) { _, _ = c.addEvictLeader(1) })
 	h.step(h.reg.Timings().LeaderDrainTime)
 	r := h.proxy(http.MethodGet, "http://basic-tikv-0.basic-tikv-peer.default.svc:20180/metrics", "")
 	wantStatus(t, r, http.StatusOK)
