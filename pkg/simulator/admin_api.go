@@ -99,6 +99,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		st.Members = append(st.Members, api.Member{
 			Name: m.name, MemberID: m.id, ClientURL: c.clientURL(m), PodReady: ok && p.Ready, Healthy: c.memberHealthy(m),
 			ForcedUnhealthy: m.forcedUnhealthy, Leader: m.name == c.leader,
+			StartedAt: timePtr(m.startedAt), ReadySince: timePtr(m.readySince),
 		})
 	}
 	for _, s := range c.sortedStores() {
@@ -255,7 +256,7 @@ func timingsJSON(t Timings) api.Timings {
 		MaxStoreDownTime: api.Duration(t.MaxStoreDownTime), StoreDisconnectTime: api.Duration(t.StoreDisconnectTime),
 		RegionMigrationTime: api.Duration(t.RegionMigrationTime), LeaderDrainTime: api.Duration(t.LeaderDrainTime),
 		LeaderReturnTime: api.Duration(t.LeaderReturnTime), TiCDCDrainTime: api.Duration(t.TiCDCDrainTime),
-		PumpOfflineTime: api.Duration(t.PumpOfflineTime),
+		PumpOfflineTime: api.Duration(t.PumpOfflineTime), PDReadyDelay: api.Duration(t.PDReadyDelay),
 	}
 }
 
@@ -314,7 +315,7 @@ func applyTimings(t *Timings, upd api.TimingsUpdate) {
 		{upd.MaxStoreDownTime, &t.MaxStoreDownTime}, {upd.StoreDisconnectTime, &t.StoreDisconnectTime},
 		{upd.RegionMigrationTime, &t.RegionMigrationTime}, {upd.LeaderDrainTime, &t.LeaderDrainTime},
 		{upd.LeaderReturnTime, &t.LeaderReturnTime}, {upd.TiCDCDrainTime, &t.TiCDCDrainTime},
-		{upd.PumpOfflineTime, &t.PumpOfflineTime},
+		{upd.PumpOfflineTime, &t.PumpOfflineTime}, {upd.PDReadyDelay, &t.PDReadyDelay},
 	} {
 		if f.in != nil {
 			*f.out = time.Duration(*f.in)

@@ -176,6 +176,7 @@ func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
 	c.electLeader()
 	c.syncMembers()
 	c.registerStores(now)
+	c.trackPDReadiness(now)
 	c.syncCaptures()
 	c.syncPumps(now)
 	c.progressOffline(dt)

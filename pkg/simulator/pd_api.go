@@ -82,21 +82,6 @@ func (c *Cluster) memberJSON(m *pdMember) *pdapi.Member {
 	}
 }
 
-// handleReady is `GET /pd/api/v2/ready`, answered by the member itself: 200 when it is healthy, else 500;
-// with `?verbose` the body is PD's ReadyStatus.
-func handleReady(w http.ResponseWriter, r *http.Request, st *reqState) {
-	m, ok := st.c.members[st.t.pod]
-	ready := ok && st.c.memberHealthy(m)
-	status := http.StatusOK
-	if !ready {
-		status = http.StatusInternalServerError
-	}
-	if _, verbose := r.URL.Query()["verbose"]; !verbose {
-		w.WriteHeader(status)
-		return
-	}
-	writeJSON(w, status, pdapi.ReadyStatus{RegionLoaded: ready && st.c.bootstrapped, IsBootstrapped: st.c.bootstrapped})
-}
 
 func handleHealth(w http.ResponseWriter, _ *http.Request, st *reqState) {
 	out := pdapi.HealthInfo{}

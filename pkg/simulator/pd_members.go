@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 )
@@ -17,6 +18,11 @@ type pdMember struct {
 	// forcedUnhealthy is set through the admin API.
 	forcedUnhealthy bool
 	loggedHealthy   bool
+	// run is the pd-server process last seen running (pod UID and restart count), started when it was
+	// first seen; readySince is when it began answering /pd/api/v2/ready with 200 (zero: not yet).
+	run        string
+	startedAt  time.Time
+	readySince time.Time
 }
 
 // pdError is an answer PD gives instead of success: a status and the message PD renders as a JSON string.
