@@ -82,7 +82,6 @@ func (c *Cluster) memberJSON(m *pdMember) *pdapi.Member {
 	}
 }
 
-
 func handleHealth(w http.ResponseWriter, _ *http.Request, st *reqState) {
 	out := pdapi.HealthInfo{}
 	for _, m := range st.c.sortedMembers() {
