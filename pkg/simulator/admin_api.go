@@ -28,6 +28,8 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("DELETE "+cluster+"/captures/{pod}/unhealthy", s.podHealthHandler(ComponentTiCDC, false))
 	mux.HandleFunc("PUT "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, true))
 	mux.HandleFunc("DELETE "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, false))
+	mux.HandleFunc("PUT "+cluster+"/tidb-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiDB, true))
+	mux.HandleFunc("DELETE "+cluster+"/tidb-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiDB, false))
 	mux.HandleFunc("PUT "+cluster+"/pump-nodes/{nodeID}/state", s.handleSetPumpNodeState)
 	mux.HandleFunc("PUT "+cluster+"/pd-unreachable", s.pdUnreachableHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/pd-unreachable", s.pdUnreachableHandler(false))
@@ -113,11 +115,10 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 			LabelWrites: s.labelWrites, LostLeaders: s.lostLeaders,
 		})
 	}
-	healthy, _ := c.tidbHealthy()
 	owner := c.tidbOwner()
 	for _, p := range c.podsOf(ComponentTiDB) {
 		ready := p.Running && p.Ready
-		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: ready && healthy, Owner: p.Name == owner,
+		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: c.tidbServing(p.Name), Owner: p.Name == owner,
 			Labels: c.tidbLabelsOf(p), LabelWrites: c.tidbLabelWrites[p.Name]})
 	}
 	st.TiDBUpgrade = c.tidbUpgradeState()

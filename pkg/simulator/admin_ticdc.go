@@ -41,8 +41,11 @@ func (s *Server) podHealthHandler(comp Component, unhealthy bool) http.HandlerFu
 				return
 			}
 			marks := c.cdcUnhealthy
-			if comp == ComponentTiProxy {
+			switch comp {
+			case ComponentTiProxy:
 				marks = c.tiproxyUnhealthy
+			case ComponentTiDB:
+				marks = c.tidbUnhealthy
 			}
 			if unhealthy {
 				marks[pod] = true

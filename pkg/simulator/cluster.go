@@ -66,6 +66,8 @@ type Cluster struct {
 	ticdcUnassigned  int
 	cdcUnhealthy     map[string]bool
 	tiproxyUnhealthy map[string]bool
+	// tidbUnhealthy marks TiDB pods whose /status answers 500 (set through the admin API).
+	tidbUnhealthy map[string]bool
 	// pumpNodes is the Pump registry by node ID (see pump_nodes.go).
 	pumpNodes map[string]*pumpNode
 	// tidbLabels are the TiDB servers' labels by pod name (see tidb_labels.go).
@@ -127,6 +129,7 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		ticdcUnassigned:  set.opts.TiCDCTables,
 		cdcUnhealthy:     map[string]bool{},
 		tiproxyUnhealthy: map[string]bool{},
+		tidbUnhealthy:    map[string]bool{},
 		pumpNodes:        map[string]*pumpNode{},
 	}
 	for _, name := range defaultSchedulers {

@@ -202,10 +202,11 @@ func TestTiFlashStoresHoldNoLeadersAndAreNotTiKV(t *testing.T) {
 	for _, pod := range []string{"basic-tikv-0", "basic-tikv-1", "basic-tikv-2"} {
 		h.setReady(pod, false)
 	}
-	if r := h.proxy(http.MethodGet, "http://basic-tidb-0.basic-tidb-peer.default:10080/status", ""); r.status != 500 ||
-		!strings.Contains(r.body, "no TiKV store is Up") {
-		t.Errorf("TiDB with only TiFlash stores Up = %d %q, want 500", r.status, r.body)
-	}
+	h.with(func(c *Cluster) {
+		if ok, why := c.tidbStorageReachable(); ok || why != "no TiKV store is Up" {
+			t.Errorf("TiDB's storage with only TiFlash stores Up = %v %q, want unreachable: no TiKV store is Up", ok, why)
+		}
+	})
 }
 
 func TestTiFlashStoreDisconnectedDownAndBack(t *testing.T) {
