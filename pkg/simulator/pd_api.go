@@ -3,6 +3,7 @@ package simulator
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
@@ -96,13 +97,32 @@ func handleCluster(w http.ResponseWriter, _ *http.Request, st *reqState) {
 	writeJSON(w, http.StatusOK, pdapi.Cluster{ID: st.c.id, MaxPeerCount: st.c.maxPeerCount()})
 }
 
+// clusterStatus is the body of `GET /pd/api/v1/cluster/status`; PD renders replication_status even when
+// empty (no DR auto-sync).
+type clusterStatus struct {
+	RaftBootstrapTime time.Time `json:"raft_bootstrap_time"`
+	IsInitialized     bool      `json:"is_initialized"`
+	ReplicationStatus string    `json:"replication_status"`
+}
+
 func handleClusterStatus(w http.ResponseWriter, _ *http.Request, st *reqState) {
 	initialized := st.c.bootstrapped && st.c.upStores(ComponentTiKV) >= st.c.maxReplicas()
-	writeJSON(w, http.StatusOK, pdapi.ClusterStatus{RaftBootstrapTime: st.c.bootstrapAt, IsInitialized: initialized})
+	writeJSON(w, http.StatusOK, clusterStatus{RaftBootstrapTime: st.c.bootstrapAt, IsInitialized: initialized})
+}
+
+// leaderJSON is the body of `GET /pd/api/v1/leader`: PD renders only these fields of the member.
+type leaderJSON struct {
+	Name       string   `json:"name"`
+	MemberID   uint64   `json:"member_id"`
+	PeerUrls   []string `json:"peer_urls"`
+	ClientUrls []string `json:"client_urls"`
 }
 
 func handleLeader(w http.ResponseWriter, _ *http.Request, st *reqState) {
-	writeJSON(w, http.StatusOK, st.c.memberJSON(st.c.members[st.c.leader]))
+	m := st.c.members[st.c.leader]
+	writeJSON(w, http.StatusOK, leaderJSON{
+		Name: m.name, MemberID: m.id, PeerUrls: []string{st.c.peerURL(m)}, ClientUrls: []string{st.c.clientURL(m)},
+	})
 }
 
 func handleMembers(w http.ResponseWriter, _ *http.Request, st *reqState) {

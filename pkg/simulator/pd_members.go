@@ -182,7 +182,8 @@ func (c *Cluster) deleteMemberByName(name string) *pdError {
 func (c *Cluster) deleteMemberByID(id uint64) *pdError {
 	m, ok := c.memberByID(id)
 	if !ok {
-		return &pdError{http.StatusInternalServerError, "etcdserver: member not found"}
+		return &pdError{http.StatusInternalServerError,
+			"[PD:etcd:ErrEtcdMemberRemove]etcdserver: member not found: etcdserver: member not found"}
 	}
 	c.removeMember(m)
 	return nil
