@@ -29,7 +29,7 @@ func (c *Cluster) tiproxyList() []api.TiProxyServer {
 	return out
 }
 
-// podHealthHandler marks the TiCDC capture or TiProxy server of a pod unhealthy, or clears the mark. The
+// podHealthHandler marks the TiCDC capture, TiProxy server or TiDB server of a pod unhealthy, or clears the mark. The
 // mark belongs to the pod name and outlives restarts of its process until it is cleared; 404 when no pod
 // of comp has that name.
 func (s *Server) podHealthHandler(comp Component, unhealthy bool) http.HandlerFunc {
