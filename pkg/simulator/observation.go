@@ -74,6 +74,10 @@ type TidbClusterInfo struct {
 	// Joins is the cluster whose PD this one joins (spec.cluster without spec.pd): a heterogeneous
 	// cluster; nil otherwise.
 	Joins *ClusterKey
+	// PDMaxReplicas is replication.max-replicas of spec.pd.config; 0 when unset.
+	PDMaxReplicas uint64
+	// PDPlacementRules is replication.enable-placement-rules of spec.pd.config; nil when unset.
+	PDPlacementRules *bool
 }
 
 // ClusterObservation is the complete observed state of one cluster, rebuilt from the informer caches on

@@ -118,6 +118,7 @@ func (t *tidbClusterWatch) lookup(key ClusterKey) *TidbClusterInfo {
 			tls, _, _ := unstructured.NestedBool(u.Object, "spec", "tlsCluster", "enabled")
 			return &TidbClusterInfo{
 				ClusterDomain: domain, TLSCluster: tls, PDLocationLabels: pdLocationLabels(u), Joins: joinedCluster(u),
+				PDMaxReplicas: pdMaxReplicas(u), PDPlacementRules: pdPlacementRules(u),
 			}
 		}
 	}
