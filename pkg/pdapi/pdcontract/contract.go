@@ -94,6 +94,9 @@ type Exchange struct {
 	// Fields, when set, limits a shape comparison to these dotted paths (e.g. "replication.max-replicas"):
 	// for answers much larger than what the operator reads.
 	Fields []string `json:"fields,omitempty"`
+	// Optional names object keys PD renders only sometimes and the recordings do not pin (e.g. a
+	// store's slow_score, which depends on what the TiKV reported): a comparison ignores them.
+	Optional []string `json:"optional,omitempty"`
 	// Next is the phase PD is in after answering, when the request changes it ("" for none).
 	Next string `json:"next,omitempty"`
 	// Decision says what the operator's decision depends on in this answer, e.g.
