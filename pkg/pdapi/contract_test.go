@@ -390,3 +390,41 @@ func TestContractNoLeader(t *testing.T) {
 		t.Errorf("no leader reads as %v", err)
 	}
 }
+
+// TestContractCoversEveryClientCall fails when an endpoint the client calls has no fixture exchange in
+// both a fresh and a bootstrapped PD (the answers the operator meets first and most).
+func TestContractCoversEveryClientCall(t *testing.T) {
+	t.Parallel()
+	calls := []struct{ method, prefix string }{
+		{"GET", "/pd/api/v1/health"}, {"GET", "/pd/api/v1/cluster"}, {"GET", "/pd/api/v1/members"},
+		{"GET", "/pd/api/v1/leader"}, {"GET", "/pd/api/v1/stores"}, {"GET", "/pd/api/v1/stores?state=2"},
+		{"GET", "/pd/api/v1/store/"}, {"GET", "/pd/api/v1/config"}, {"GET", "/pd/api/v2/ready"},
+		{"GET", "/pd/api/v1/schedulers"}, {"GET", "/pd/api/v1/scheduler-config/evict-leader-scheduler/list"},
+		{"GET", "/pd/api/v1/config/rules/group/tiflash"}, {"POST", "/pd/api/v1/leader/transfer/"},
+		{"DELETE", "/pd/api/v1/members/name/"}, {"DELETE", "/pd/api/v1/members/id/"}, {"DELETE", "/pd/api/v1/store/"},
+		{"POST", "/pd/api/v1/schedulers"}, {"POST", "/pd/api/v1/config/replicate"},
+	}
+	bootstrappedOnly := []struct{ method, prefix string }{
+		{"POST", "/pd/api/v1/store/"}, {"DELETE", "/pd/api/v1/schedulers/evict-leader-scheduler-"},
+	}
+	covered := func(phase, method, prefix string) bool {
+		for _, e := range pdcontract.Phase(phase) {
+			if e.Method == method && len(e.Path) >= len(prefix) && e.Path[:len(prefix)] == prefix {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range calls {
+		for _, phase := range []string{pdcontract.PhaseFresh, pdcontract.PhaseBootstrapped} {
+			if !covered(phase, c.method, c.prefix) {
+				t.Errorf("no %s exchange for %s %s", phase, c.method, c.prefix)
+			}
+		}
+	}
+	for _, c := range bootstrappedOnly {
+		if !covered(pdcontract.PhaseBootstrapped, c.method, c.prefix) {
+			t.Errorf("no bootstrapped exchange for %s %s", c.method, c.prefix)
+		}
+	}
+}
