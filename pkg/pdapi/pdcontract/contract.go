@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"sync"
 )
 
 // Phases of a PD cluster the fixtures are recorded in. Every phase but Fresh and NoLeader has the same
@@ -139,14 +140,20 @@ func (e Exchange) Key() string { return e.Method + " " + e.Path }
 //go:embed testdata/*.json
 var fixtures embed.FS
 
-// Exchanges returns every fixture exchange, by file and then in file order. It panics when a fixture is
-// malformed, which a test of this package catches.
+var (
+	loadOnce sync.Once
+	loaded   []Exchange
+	loadErr  error
+)
+
+// Exchanges returns every fixture exchange, by file and then in file order (a fresh slice each call). It
+// panics when a fixture is malformed, which a test of this package catches.
 func Exchanges() []Exchange {
-	all, err := load(fixtures)
-	if err != nil {
-		panic(err)
+	loadOnce.Do(func() { loaded, loadErr = load(fixtures) })
+	if loadErr != nil {
+		panic(loadErr)
 	}
-	return all
+	return append([]Exchange(nil), loaded...)
 }
 
 // Phase returns the exchanges recorded in phase itself (not inherited), in fixture order.
