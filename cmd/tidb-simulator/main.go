@@ -61,6 +61,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.DurationVar(&f.timings.LeaderReturnTime, "leader-return-time", fast.LeaderReturnTime, "balancing gives a store its share of leaders back within this")
 	fs.DurationVar(&f.timings.TiCDCDrainTime, "ticdc-drain-time", fast.TiCDCDrainTime, "a drained TiCDC capture's tables move to the other captures within this")
 	fs.DurationVar(&f.timings.PumpOfflineTime, "pump-offline-time", fast.PumpOfflineTime, "a Pump told to close registers offline and exits after this (while PD is reachable)")
+	fs.DurationVar(&f.timings.PDReadyDelay, "pd-ready-delay", fast.PDReadyDelay, "a PD member answers /pd/api/v2/ready with 200 this long after its pod started or the cluster bootstrapped, whichever is later")
 	fs.IntVar(&f.opts.TiCDCTables, "ticdc-tables", def.TiCDCTables, "tables the TiCDC captures of every simulated cluster replicate")
 	fs.IntVar(&f.opts.RegionCount, "regions", def.RegionCount, "regions of every simulated cluster")
 	fs.UintVar(&f.maxReplicas, "max-replicas", uint(def.MaxReplicas), "initial PD replication.max-replicas of every cluster")
@@ -105,6 +106,8 @@ func overrideSet(fs *flag.FlagSet, base, set simulator.Timings) simulator.Timing
 			base.TiCDCDrainTime = set.TiCDCDrainTime
 		case "pump-offline-time":
 			base.PumpOfflineTime = set.PumpOfflineTime
+		case "pd-ready-delay":
+			base.PDReadyDelay = set.PDReadyDelay
 		}
 	})
 	return base

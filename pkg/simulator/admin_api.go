@@ -28,6 +28,8 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("DELETE "+cluster+"/captures/{pod}/unhealthy", s.podHealthHandler(ComponentTiCDC, false))
 	mux.HandleFunc("PUT "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, true))
 	mux.HandleFunc("DELETE "+cluster+"/tiproxy-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiProxy, false))
+	mux.HandleFunc("PUT "+cluster+"/tidb-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiDB, true))
+	mux.HandleFunc("DELETE "+cluster+"/tidb-servers/{pod}/unhealthy", s.podHealthHandler(ComponentTiDB, false))
 	mux.HandleFunc("PUT "+cluster+"/pump-nodes/{nodeID}/state", s.handleSetPumpNodeState)
 	mux.HandleFunc("PUT "+cluster+"/pd-unreachable", s.pdUnreachableHandler(true))
 	mux.HandleFunc("DELETE "+cluster+"/pd-unreachable", s.pdUnreachableHandler(false))
@@ -99,6 +101,7 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 		st.Members = append(st.Members, api.Member{
 			Name: m.name, MemberID: m.id, ClientURL: c.clientURL(m), PodReady: ok && p.Ready, Healthy: c.memberHealthy(m),
 			ForcedUnhealthy: m.forcedUnhealthy, Leader: m.name == c.leader,
+			StartedAt: timePtr(m.startedAt), ReadySince: timePtr(m.readySince),
 		})
 	}
 	for _, s := range c.sortedStores() {
@@ -112,11 +115,10 @@ func (c *Cluster) snapshot(now time.Time) api.ClusterState {
 			LabelWrites: s.labelWrites, LostLeaders: s.lostLeaders,
 		})
 	}
-	healthy, _ := c.tidbHealthy()
 	owner := c.tidbOwner()
 	for _, p := range c.podsOf(ComponentTiDB) {
 		ready := p.Running && p.Ready
-		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: ready && healthy, Owner: p.Name == owner,
+		st.TiDBServers = append(st.TiDBServers, api.TiDBServer{Name: p.Name, Ready: ready, Healthy: c.tidbServing(p.Name), Owner: p.Name == owner,
 			Labels: c.tidbLabelsOf(p), LabelWrites: c.tidbLabelWrites[p.Name]})
 	}
 	st.TiDBUpgrade = c.tidbUpgradeState()
@@ -140,7 +142,7 @@ func (s *Server) handleSetClusterConfig(w http.ResponseWriter, r *http.Request) 
 	var state api.ClusterState
 	s.onCluster(w, r, true, func(c *Cluster) {
 		if upd.MaxReplicas != nil {
-			c.replication.MaxReplicas = *upd.MaxReplicas
+			c.replication.MaxReplicas, c.replicationPersisted = *upd.MaxReplicas, true
 		}
 		if upd.RegionCount != nil {
 			c.regionCount = *upd.RegionCount
@@ -255,7 +257,7 @@ func timingsJSON(t Timings) api.Timings {
 		MaxStoreDownTime: api.Duration(t.MaxStoreDownTime), StoreDisconnectTime: api.Duration(t.StoreDisconnectTime),
 		RegionMigrationTime: api.Duration(t.RegionMigrationTime), LeaderDrainTime: api.Duration(t.LeaderDrainTime),
 		LeaderReturnTime: api.Duration(t.LeaderReturnTime), TiCDCDrainTime: api.Duration(t.TiCDCDrainTime),
-		PumpOfflineTime: api.Duration(t.PumpOfflineTime),
+		PumpOfflineTime: api.Duration(t.PumpOfflineTime), PDReadyDelay: api.Duration(t.PDReadyDelay),
 	}
 }
 
@@ -314,7 +316,7 @@ func applyTimings(t *Timings, upd api.TimingsUpdate) {
 		{upd.MaxStoreDownTime, &t.MaxStoreDownTime}, {upd.StoreDisconnectTime, &t.StoreDisconnectTime},
 		{upd.RegionMigrationTime, &t.RegionMigrationTime}, {upd.LeaderDrainTime, &t.LeaderDrainTime},
 		{upd.LeaderReturnTime, &t.LeaderReturnTime}, {upd.TiCDCDrainTime, &t.TiCDCDrainTime},
-		{upd.PumpOfflineTime, &t.PumpOfflineTime},
+		{upd.PumpOfflineTime, &t.PumpOfflineTime}, {upd.PDReadyDelay, &t.PDReadyDelay},
 	} {
 		if f.in != nil {
 			*f.out = time.Duration(*f.in)

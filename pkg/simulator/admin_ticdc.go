@@ -29,7 +29,7 @@ func (c *Cluster) tiproxyList() []api.TiProxyServer {
 	return out
 }
 
-// podHealthHandler marks the TiCDC capture or TiProxy server of a pod unhealthy, or clears the mark. The
+// podHealthHandler marks the TiCDC capture, TiProxy server or TiDB server of a pod unhealthy, or clears the mark. The
 // mark belongs to the pod name and outlives restarts of its process until it is cleared; 404 when no pod
 // of comp has that name.
 func (s *Server) podHealthHandler(comp Component, unhealthy bool) http.HandlerFunc {
@@ -41,8 +41,11 @@ func (s *Server) podHealthHandler(comp Component, unhealthy bool) http.HandlerFu
 				return
 			}
 			marks := c.cdcUnhealthy
-			if comp == ComponentTiProxy {
+			switch comp {
+			case ComponentTiProxy:
 				marks = c.tiproxyUnhealthy
+			case ComponentTiDB:
+				marks = c.tidbUnhealthy
 			}
 			if unhealthy {
 				marks[pod] = true

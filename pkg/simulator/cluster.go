@@ -46,8 +46,11 @@ type Cluster struct {
 	// unassigned counts the leaders no store holds (no eligible store was available).
 	unassigned  int
 	replication pdapi.ReplicationConfig
-	schedulers  map[string]bool
-	evicting    map[uint64]bool
+	// replicationPersisted: PD holds replication settings of its own (the first member joined with the
+	// TidbCluster's config seen, or they were written), so spec.pd.config no longer applies.
+	replicationPersisted bool
+	schedulers           map[string]bool
+	evicting             map[uint64]bool
 	// tiflashReplicas is the TiFlash replica count per table ID: the rules "table-<id>-r" of placement
 	// group "tiflash" that TiDB writes for `ALTER TABLE … SET TIFLASH REPLICA n`, set through the admin API.
 	tiflashReplicas map[int64]*tiflashReplica
@@ -63,6 +66,8 @@ type Cluster struct {
 	ticdcUnassigned  int
 	cdcUnhealthy     map[string]bool
 	tiproxyUnhealthy map[string]bool
+	// tidbUnhealthy marks TiDB pods whose /status answers 500 (set through the admin API).
+	tidbUnhealthy map[string]bool
 	// pumpNodes is the Pump registry by node ID (see pump_nodes.go).
 	pumpNodes map[string]*pumpNode
 	// tidbLabels are the TiDB servers' labels by pod name (see tidb_labels.go).
@@ -89,10 +94,11 @@ func (c *Cluster) timings() Timings {
 	return c.set.timings
 }
 
-// defaultSchedulers are the schedulers a fresh PD v8 runs.
+// defaultSchedulers are the schedulers a fresh PD v8.5 runs (listed once the cluster is bootstrapped,
+// when its coordinator runs).
 var defaultSchedulers = []string{
 	"balance-hot-region-scheduler", "balance-leader-scheduler", "balance-region-scheduler",
-	"evict-slow-store-scheduler",
+	"evict-slow-store-scheduler", "evict-stopping-store-scheduler",
 }
 
 func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *Cluster {
@@ -123,6 +129,7 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		ticdcUnassigned:  set.opts.TiCDCTables,
 		cdcUnhealthy:     map[string]bool{},
 		tiproxyUnhealthy: map[string]bool{},
+		tidbUnhealthy:    map[string]bool{},
 		pumpNodes:        map[string]*pumpNode{},
 	}
 	for _, name := range defaultSchedulers {
@@ -144,7 +151,7 @@ func (c *Cluster) observe(obs ClusterObservation, now time.Time) {
 	if obs.TidbCluster != nil {
 		c.tcDomain = obs.TidbCluster.ClusterDomain
 		c.tls.enabled = obs.TidbCluster.TLSCluster
-		c.adoptLocationLabels(obs.TidbCluster.PDLocationLabels)
+		c.adoptStartConfig(obs.TidbCluster)
 	}
 	c.advanceBy(now, 0)
 }
@@ -172,6 +179,7 @@ func (c *Cluster) advanceBy(now time.Time, dt time.Duration) {
 	c.electLeader()
 	c.syncMembers()
 	c.registerStores(now)
+	c.trackPDReadiness(now)
 	c.syncCaptures()
 	c.syncPumps(now)
 	c.progressOffline(dt)

@@ -1,11 +1,7 @@
 package simulator
 
 import (
-	"fmt"
 	"net/http"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
@@ -164,49 +160,6 @@ func mostAboveTarget(stores []*store, targets map[uint64]int) *store {
 	return best
 }
 
-// evictLeaderPrefix is the name of PD's evict-leader scheduler; one per store is listed as
-// "evict-leader-scheduler-<storeID>".
-const evictLeaderPrefix = "evict-leader-scheduler"
-
-// schedulerNames lists the running schedulers sorted by name, as `GET /pd/api/v1/schedulers`.
-func (c *Cluster) schedulerNames() []string {
-	names := make([]string, 0, len(c.schedulers)+len(c.evicting))
-	for name := range c.schedulers {
-		names = append(names, name)
-	}
-	for id := range c.evicting {
-		names = append(names, fmt.Sprintf("%s-%d", evictLeaderPrefix, id))
-	}
-	sort.Strings(names)
-	return names
-}
-
-// evictedStoreIDs returns the store IDs under an evict-leader scheduler, sorted.
-func (c *Cluster) evictedStoreIDs() []uint64 {
-	ids := make([]uint64, 0, len(c.evicting))
-	for id := range c.evicting {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
-
-// addEvictLeader starts an evict-leader scheduler for storeID: 500 like PD when the store is unknown or
-// the scheduler already exists.
-func (c *Cluster) addEvictLeader(storeID uint64) *pdError {
-	s, ok := c.stores[storeID]
-	switch {
-	case !ok:
-		return &pdError{http.StatusInternalServerError, storeNotFound(storeID)}
-	case c.evicting[storeID]:
-		return &pdError{http.StatusInternalServerError, "[PD:scheduler:ErrSchedulerExisted]scheduler existed"}
-	}
-	c.evicting[storeID] = true
-	s.drainFrom = s.leaders
-	c.log.Info("evict-leader scheduler added", "store", storeID, "leaders", s.leaders)
-	return nil
-}
-
 // addScheduler adds one of PD's store-independent schedulers by name.
 func (c *Cluster) addScheduler(name string) *pdError {
 	known := false
@@ -220,24 +173,5 @@ func (c *Cluster) addScheduler(name string) *pdError {
 		return &pdError{http.StatusInternalServerError, "[PD:scheduler:ErrSchedulerExisted]scheduler existed"}
 	}
 	c.schedulers[name] = true
-	return nil
-}
-
-// removeScheduler is `DELETE /pd/api/v1/schedulers/{name}`: 404 like PD when no such scheduler runs.
-func (c *Cluster) removeScheduler(name string) *pdError {
-	notFound := &pdError{http.StatusNotFound, "[PD:scheduler:ErrSchedulerNotFound]scheduler not found"}
-	if suffix, ok := strings.CutPrefix(name, evictLeaderPrefix+"-"); ok {
-		id, err := strconv.ParseUint(suffix, 10, 64)
-		if err != nil || !c.evicting[id] {
-			return notFound
-		}
-		delete(c.evicting, id)
-		c.log.Info("evict-leader scheduler removed", "store", id)
-		return nil
-	}
-	if !c.schedulers[name] {
-		return notFound
-	}
-	delete(c.schedulers, name)
 	return nil
 }

@@ -28,11 +28,11 @@ func TestLeaderDrainUnderEvictionAndReturnAfterRemoval(t *testing.T) {
 	h.bootstrap(1, 3, 0)
 	timings := h.reg.Timings()
 	h.with(func(c *Cluster) {
-		if err := c.addEvictLeader(2); err != nil {
+		if _, err := c.addEvictLeader(2); err != nil {
 			t.Fatalf("add evict leader: %v", err)
 		}
-		if err := c.addEvictLeader(2); err == nil || err.status != http.StatusInternalServerError {
-			t.Fatalf("second add = %v, want 500 scheduler existed", err)
+		if answer, err := c.addEvictLeader(2); err != nil || answer != msgSchedulerApplied {
+			t.Fatalf("second add = %q %v, want the combined scheduler applied again", answer, err)
 		}
 	})
 	h.step(timings.LeaderDrainTime / 2)
@@ -49,10 +49,10 @@ func TestLeaderDrainUnderEvictionAndReturnAfterRemoval(t *testing.T) {
 		t.Fatalf("an evicted store got %d leaders back", got)
 	}
 	h.with(func(c *Cluster) {
-		if err := c.removeScheduler("evict-leader-scheduler-2"); err != nil {
+		if _, err := c.removeScheduler("evict-leader-scheduler-2"); err != nil {
 			t.Fatalf("remove: %v", err)
 		}
-		if err := c.removeScheduler("evict-leader-scheduler-2"); err == nil || err.status != http.StatusNotFound {
+		if _, err := c.removeScheduler("evict-leader-scheduler-2"); err == nil || err.status != http.StatusNotFound {
 			t.Fatalf("second remove = %v, want 404", err)
 		}
 	})
@@ -110,7 +110,7 @@ func TestLostLeadersRecordAStopWithLeaders(t *testing.T) {
 		if c.stores[1].lostLeaders != 334 {
 			t.Errorf("store 1 stopped holding 334 leaders, lostLeaders = %d", c.stores[1].lostLeaders)
 		}
-		if err := c.addEvictLeader(2); err != nil {
+		if _, err := c.addEvictLeader(2); err != nil {
 			t.Fatalf("add evict leader: %v", err)
 		}
 	})

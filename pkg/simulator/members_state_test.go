@@ -168,7 +168,7 @@ func TestDeleteMemberErrors(t *testing.T) {
 		if err := c.deleteMemberByName("nope"); err == nil || err.status != 404 || err.msg != "not found, pd: nope" {
 			t.Errorf("delete unknown name = %v", err)
 		}
-		if err := c.deleteMemberByID(7); err == nil || err.status != 500 || err.msg != "etcdserver: member not found" {
+		if err := c.deleteMemberByID(7); err == nil || err.status != 500 || err.msg != "[PD:etcd:ErrEtcdMemberRemove]etcdserver: member not found: etcdserver: member not found" {
 			t.Errorf("delete unknown ID = %v", err)
 		}
 	})

@@ -68,6 +68,10 @@ type TidbClusterInfo struct {
 	TLSCluster bool
 	// PDLocationLabels are replication.location-labels of spec.pd.config, which PD starts with.
 	PDLocationLabels []string
+	// PDMaxReplicas is replication.max-replicas of spec.pd.config; 0 when unset.
+	PDMaxReplicas uint64
+	// PDPlacementRules is replication.enable-placement-rules of spec.pd.config; nil when unset.
+	PDPlacementRules *bool
 }
 
 // ClusterObservation is the complete observed state of one cluster, rebuilt from the informer caches on

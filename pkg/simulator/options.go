@@ -27,6 +27,9 @@ type Timings struct {
 	// reachable, before it registers offline and its process exits (real Pump writes a fake binlog and
 	// waits for the drainers to consume it).
 	PumpOfflineTime time.Duration
+	// PDReadyDelay: a PD member answers `GET /pd/api/v2/ready` with 200 (its regions loaded) this long
+	// after its pod last started or the cluster bootstrapped, whichever is later.
+	PDReadyDelay time.Duration
 }
 
 // FastTimings are the defaults, chosen so that tests see every transition within seconds.
@@ -39,6 +42,7 @@ func FastTimings() Timings {
 		LeaderReturnTime:    2 * time.Second,
 		TiCDCDrainTime:      2 * time.Second,
 		PumpOfflineTime:     2 * time.Second,
+		PDReadyDelay:        2 * time.Second,
 	}
 }
 
@@ -53,6 +57,7 @@ func RealisticTimings() Timings {
 		LeaderReturnTime:    time.Minute,
 		TiCDCDrainTime:      time.Minute,
 		PumpOfflineTime:     10 * time.Second,
+		PDReadyDelay:        10 * time.Second,
 	}
 }
 
@@ -65,7 +70,7 @@ func (t Timings) Validate() error {
 		{"max-store-down-time", t.MaxStoreDownTime}, {"store-disconnect-time", t.StoreDisconnectTime},
 		{"region-migration-time", t.RegionMigrationTime}, {"leader-drain-time", t.LeaderDrainTime},
 		{"leader-return-time", t.LeaderReturnTime}, {"ticdc-drain-time", t.TiCDCDrainTime},
-		{"pump-offline-time", t.PumpOfflineTime},
+		{"pump-offline-time", t.PumpOfflineTime}, {"pd-ready-delay", t.PDReadyDelay},
 	} {
 		if f.d < 0 {
 			return fmt.Errorf("%s must not be negative, got %v", f.name, f.d)

@@ -3,6 +3,7 @@ package simulator
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
@@ -58,7 +59,7 @@ func (s *Server) pdRoutes() *http.ServeMux {
 	route("DELETE /pd/api/v1/members/id/{id}", needLeader, handleDeleteMemberByID)
 	route("GET /pd/api/v1/config", needLeader, handleConfig)
 	route("GET /pd/api/v1/config/replicate", needLeader, handleGetReplicate)
-	route("POST /pd/api/v1/config/replicate", needLeader, handleSetReplicate)
+	route("POST /pd/api/v1/config/replicate", needLeader, handleSetReplicate) // decodes before it needs bootstrap
 	route("GET /pd/api/v1/config/rules/group/{group}", needBootstrap, handlePlacementRulesGroup)
 	route("GET /pd/api/v1/admin/cluster/markers/snapshot-recovering", needLeader, handleSnapshotRecovering)
 	route("GET /pd/api/v1/stores", needBootstrap, handleStores)
@@ -69,7 +70,8 @@ func (s *Server) pdRoutes() *http.ServeMux {
 	route("GET /pd/api/v1/schedulers", needBootstrap, handleSchedulers)
 	route("POST /pd/api/v1/schedulers", needBootstrap, handleAddScheduler)
 	route("DELETE /pd/api/v1/schedulers/{name}", needBootstrap, handleRemoveScheduler)
-	route("GET /pd/api/v1/scheduler-config/evict-leader-scheduler/list", needBootstrap, handleEvictLeaderConfig)
+	route("GET /pd/api/v1/scheduler-config/evict-leader-scheduler/list", needLeader, handleEvictLeaderConfig)
+	pdClusterRoutes(route)
 	return mux
 }
 
@@ -79,22 +81,6 @@ func (c *Cluster) memberJSON(m *pdMember) *pdapi.Member {
 		Name: m.name, MemberID: m.id, PeerUrls: []string{c.peerURL(m)}, ClientUrls: []string{c.clientURL(m)},
 		DeployPath: "/", BinaryVersion: m.version, GitHash: simGitHash,
 	}
-}
-
-// handleReady is `GET /pd/api/v2/ready`, answered by the member itself: 200 when it is healthy, else 500;
-// with `?verbose` the body is PD's ReadyStatus.
-func handleReady(w http.ResponseWriter, r *http.Request, st *reqState) {
-	m, ok := st.c.members[st.t.pod]
-	ready := ok && st.c.memberHealthy(m)
-	status := http.StatusOK
-	if !ready {
-		status = http.StatusInternalServerError
-	}
-	if _, verbose := r.URL.Query()["verbose"]; !verbose {
-		w.WriteHeader(status)
-		return
-	}
-	writeJSON(w, status, pdapi.ReadyStatus{RegionLoaded: ready && st.c.bootstrapped, IsBootstrapped: st.c.bootstrapped})
 }
 
 func handleHealth(w http.ResponseWriter, _ *http.Request, st *reqState) {
@@ -111,13 +97,32 @@ func handleCluster(w http.ResponseWriter, _ *http.Request, st *reqState) {
 	writeJSON(w, http.StatusOK, pdapi.Cluster{ID: st.c.id, MaxPeerCount: st.c.maxPeerCount()})
 }
 
+// clusterStatus is the body of `GET /pd/api/v1/cluster/status`; PD renders replication_status even when
+// empty (no DR auto-sync).
+type clusterStatus struct {
+	RaftBootstrapTime time.Time `json:"raft_bootstrap_time"`
+	IsInitialized     bool      `json:"is_initialized"`
+	ReplicationStatus string    `json:"replication_status"`
+}
+
 func handleClusterStatus(w http.ResponseWriter, _ *http.Request, st *reqState) {
 	initialized := st.c.bootstrapped && st.c.upStores(ComponentTiKV) >= st.c.maxReplicas()
-	writeJSON(w, http.StatusOK, pdapi.ClusterStatus{RaftBootstrapTime: st.c.bootstrapAt, IsInitialized: initialized})
+	writeJSON(w, http.StatusOK, clusterStatus{RaftBootstrapTime: st.c.bootstrapAt, IsInitialized: initialized})
+}
+
+// leaderJSON is the body of `GET /pd/api/v1/leader`: PD renders only these fields of the member.
+type leaderJSON struct {
+	Name       string   `json:"name"`
+	MemberID   uint64   `json:"member_id"`
+	PeerUrls   []string `json:"peer_urls"`
+	ClientUrls []string `json:"client_urls"`
 }
 
 func handleLeader(w http.ResponseWriter, _ *http.Request, st *reqState) {
-	writeJSON(w, http.StatusOK, st.c.memberJSON(st.c.members[st.c.leader]))
+	m := st.c.members[st.c.leader]
+	writeJSON(w, http.StatusOK, leaderJSON{
+		Name: m.name, MemberID: m.id, PeerUrls: []string{st.c.peerURL(m)}, ClientUrls: []string{st.c.clientURL(m)},
+	})
 }
 
 func handleMembers(w http.ResponseWriter, _ *http.Request, st *reqState) {
@@ -189,14 +194,19 @@ func handleGetReplicate(w http.ResponseWriter, _ *http.Request, st *reqState) {
 }
 
 // handleSetReplicate decodes the body over the current replication config, as PD does: a partial object
-// changes only what it names, and booleans must be JSON strings. Like PD's SetReplicationConfig, changing
-// enable-placement-rules needs the Raft cluster (500 ErrNotBootstrapped before the first TiKV), and
-// disabling it is refused (500) while a TiFlash store that is not Tombstone exists.
+// changes only what it names, and booleans must be JSON strings (an unquoted one is PD's 500 errcode
+// "internal"). Like PD v8.5, any write needs the Raft cluster (500 ErrNotBootstrapped before the first
+// TiKV, whatever the body names), and disabling placement rules is refused (500) while a TiFlash store
+// that is not Tombstone exists.
 func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 	cfg := st.c.replication
 	cfg.LocationLabels = append(pdapi.StringSlice{}, cfg.LocationLabels...)
 	if err := readJSON(r, &cfg); err != nil {
-		writeInvalidInput(w, err)
+		writeDecodeError(w, err)
+		return
+	}
+	if !st.c.bootstrapped {
+		writeJSON(w, http.StatusInternalServerError, msgNotBootstrapped)
 		return
 	}
 	isolationOK := cfg.IsolationLevel == ""
@@ -207,17 +217,11 @@ func handleSetReplicate(w http.ResponseWriter, r *http.Request, st *reqState) {
 		writeJSON(w, http.StatusInternalServerError, "isolation-level must be one of location-labels or empty")
 		return
 	}
-	if cfg.EnablePlacementRules != st.c.replication.EnablePlacementRules {
-		switch {
-		case !st.c.bootstrapped:
-			writeJSON(w, http.StatusInternalServerError, msgNotBootstrapped)
-			return
-		case !cfg.EnablePlacementRules && st.c.hasTiFlashStores():
-			writeJSON(w, http.StatusInternalServerError, "cannot disable placement rules with TiFlash nodes")
-			return
-		}
+	if !cfg.EnablePlacementRules && st.c.replication.EnablePlacementRules && st.c.hasTiFlashStores() {
+		writeJSON(w, http.StatusInternalServerError, "cannot disable placement rules with TiFlash nodes")
+		return
 	}
-	st.c.replication = cfg
+	st.c.replication, st.c.replicationPersisted = cfg, true
 	st.c.log.Info("replication config changed", "maxReplicas", cfg.MaxReplicas, "placementRules", cfg.EnablePlacementRules)
 	writeJSON(w, http.StatusOK, "The config is updated.")
 }

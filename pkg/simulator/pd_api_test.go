@@ -16,13 +16,16 @@ const (
 	  "peer_urls": ["http://basic-pd-0.basic-pd-peer.default.svc:2380"],
 	  "client_urls": ["http://basic-pd-0.basic-pd-peer.default.svc:2379"],
 	  "deploy_path": "/", "binary_version": "v8.5.0", "git_hash": "ed5f5e2a0eab3b0dc58c4a0b2b2c8a2b4f8b7b11"}`
+	pdSampleLeader = `{"name": "basic-pd-0", "member_id": 3474484975246189105,
+	  "peer_urls": ["http://basic-pd-0.basic-pd-peer.default.svc:2380"],
+	  "client_urls": ["http://basic-pd-0.basic-pd-peer.default.svc:2379"]}`
 	pdSampleMembers = `{"header": {"cluster_id": 7370423847623659243}, "members": [` + pdSampleMember + `],
 	  "leader": ` + pdSampleMember + `, "etcd_leader": ` + pdSampleMember + `}`
 	pdSampleCluster   = `{"id": 7370423847623659243, "max_peer_count": 3}`
 	pdSampleReplicate = `{"max-replicas": 3, "location-labels": "", "strictly-match-label": "false",
 	  "enable-placement-rules": "true", "enable-placement-rules-cache": "false", "isolation-level": ""}`
 	pdSampleSchedulers = `["balance-hot-region-scheduler", "balance-leader-scheduler", "balance-region-scheduler",
-	  "evict-slow-store-scheduler"]`
+	  "evict-slow-store-scheduler", "evict-stopping-store-scheduler"]`
 	pdSampleUpStore = `{"store": {"id": 1, "address": "basic-tikv-0.basic-tikv-peer.default.svc:20160",
 	     "labels": [{"key": "zone", "value": "z1"}], "version": "8.5.0",
 	     "peer_address": "basic-tikv-0.basic-tikv-peer.default.svc:20160",
@@ -89,7 +92,7 @@ func TestPDContractHealthMembersLeaderCluster(t *testing.T) {
 	}
 
 	leader := h.pd(http.MethodGet, "/pd/api/v1/leader", "")
-	assertSameShape(t, pdSampleMember, leader.body)
+	assertSameShape(t, pdSampleLeader, leader.body)
 	if l := decode[pdapi.Member](t, leader); l.Name != "basic-pd-0" || l.MemberID != mi.Members[0].MemberID {
 		t.Errorf("leader = %+v", l)
 	}
@@ -161,10 +164,10 @@ func TestPDContractErrors(t *testing.T) {
 		{"DELETE", "/pd/api/v1/store/99", "", 404, "\"[PD:core:ErrStoreNotFound]store 99 not found\"\n"},
 		{"GET", "/pd/api/v1/stores?state=x", "", 500, "\"strconv.Atoi: parsing \\\"x\\\": invalid syntax\"\n"},
 		{"GET", "/pd/api/v1/stores?state=7", "", 500, "\"unknown StoreState: 7\"\n"},
-		{"POST", "/pd/api/v1/store/99/label", `{"zone":"a"}`, 500, "\"[PD:core:ErrStoreNotFound]store 99 not found\"\n"},
+		{"POST", "/pd/api/v1/store/99/label", `{"zone":"a"}`, 500, "\"[PD:cluster:ErrInvalidStoreID]invalid store id 99, not found\"\n"},
 		{"POST", "/pd/api/v1/store/1/state?state=Bogus", "", 400, "\"invalid state Bogus\"\n"},
 		{"DELETE", "/pd/api/v1/members/name/nope", "", 404, "\"not found, pd: nope\"\n"},
-		{"DELETE", "/pd/api/v1/members/id/12", "", 500, "\"etcdserver: member not found\"\n"},
+		{"DELETE", "/pd/api/v1/members/id/12", "", 500, "\"[PD:etcd:ErrEtcdMemberRemove]etcdserver: member not found: etcdserver: member not found\"\n"},
 		{"DELETE", "/pd/api/v1/members/id/abc", "", 400, "\"strconv.ParseUint: parsing \\\"abc\\\": invalid syntax\"\n"},
 		{"POST", "/pd/api/v1/leader/transfer/nope", "", 500, "\"no valid pd to transfer etcd leader\"\n"},
 		{"PUT", "/pd/api/v1/members", "", 405, ""},
@@ -182,7 +185,7 @@ func TestPDContractErrors(t *testing.T) {
 	if bad.header.Get("TiDB-Error-Code") != "input" {
 		t.Errorf("TiDB-Error-Code = %q", bad.header.Get("TiDB-Error-Code"))
 	}
-	for _, body := range []string{`not json`, `{"engine": "tiflash"}`, `{"bad key!": "v"}`, `["zone"]`} {
+	for _, body := range []string{`not json`, `{"bad key!": "v"}`, `["zone"]`} {
 		r := h.pd(http.MethodPost, "/pd/api/v1/store/1/label", body)
 		wantStatus(t, r, http.StatusBadRequest)
 		assertSameShape(t, pdSampleInvalidInput, r.body)
@@ -214,20 +217,25 @@ func TestPDContractConfig(t *testing.T) {
 	if c := decode[pdapi.Cluster](t, h.pd(http.MethodGet, "/pd/api/v1/cluster", "")); c.MaxPeerCount != 5 {
 		t.Errorf("max_peer_count = %d, want 5", c.MaxPeerCount)
 	}
-	// PD's boolean config fields are ",string": a bare JSON bool is invalid input.
-	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": true}`), http.StatusBadRequest)
+	// PD's boolean config fields are ",string": a bare JSON bool is PD's 500 errcode "internal".
+	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": true}`), http.StatusInternalServerError)
+	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"max-replicas": `), http.StatusBadRequest)
 	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"isolation-level": "rack"}`), http.StatusInternalServerError)
 	wantStatus(t, h.pd(http.MethodPost, "/pd/api/v1/config/replicate", `{"enable-placement-rules": "false"}`), http.StatusOK)
 }
 
+// TestPDContractSchedulers plays a PD v5, which runs one evict-leader scheduler per store.
 func TestPDContractSchedulers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.bootstrap(1, 3, 0)
+	pd := h.pods["basic-pd-0"]
+	pd.Version = "v5.4.3"
+	h.setPod(pd)
 	list := h.pd(http.MethodGet, "/pd/api/v1/schedulers", "")
 	wantStatus(t, list, http.StatusOK)
 	assertSameShape(t, pdSampleSchedulers, list.body)
-	if got := decode[[]string](t, list); len(got) != 4 {
+	if got := decode[[]string](t, list); len(got) != 5 {
 		t.Errorf("default schedulers = %v", got)
 	}
 	cases := []struct {
@@ -252,7 +260,7 @@ func TestPDContractSchedulers(t *testing.T) {
 		}
 		if i == 0 {
 			names := decode[[]string](t, h.pd(http.MethodGet, "/pd/api/v1/schedulers", ""))
-			if len(names) != 5 || names[3] != "evict-leader-scheduler-1" {
+			if len(names) != 6 || names[3] != "evict-leader-scheduler-1" {
 				t.Errorf("schedulers after adding = %v", names)
 			}
 			cfg := decode[pdapi.EvictLeaderSchedulerConfig](t, h.pd(http.MethodGet, "/pd/api/v1/scheduler-config/evict-leader-scheduler/list", ""))
@@ -300,7 +308,9 @@ func TestPDReadyIsPerMember(t *testing.T) {
 		t.Fatalf("ready of a healthy member = %d %q, want 200 and no body", r.status, r.body)
 	}
 	verbose := h.proxy(http.MethodGet, member+"?verbose", "")
-	assertSameShape(t, `{"region_loaded": true, "is_bootstrapped": true}`, verbose.body)
+	if verbose.body != "{\n    \"region_loaded\": true\n}" {
+		t.Errorf("verbose ready = %q, want PD's indented {\"region_loaded\": true}", verbose.body)
+	}
 	h.with(func(c *Cluster) { c.members["basic-pd-1"].forcedUnhealthy = true })
 	wantStatus(t, h.proxy(http.MethodGet, member, ""), http.StatusInternalServerError)
 	if rs := decode[pdapi.ReadyStatus](t, h.proxy(http.MethodGet, member+"?verbose", "")); rs.RegionLoaded {

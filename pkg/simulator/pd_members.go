@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
 )
@@ -17,6 +18,11 @@ type pdMember struct {
 	// forcedUnhealthy is set through the admin API.
 	forcedUnhealthy bool
 	loggedHealthy   bool
+	// run is the pd-server process last seen running (pod UID and restart count), started when it was
+	// first seen; readySince is when it began answering /pd/api/v2/ready with 200 (zero: not yet).
+	run        string
+	startedAt  time.Time
+	readySince time.Time
 }
 
 // pdError is an answer PD gives instead of success: a status and the message PD renders as a JSON string.
@@ -176,7 +182,8 @@ func (c *Cluster) deleteMemberByName(name string) *pdError {
 func (c *Cluster) deleteMemberByID(id uint64) *pdError {
 	m, ok := c.memberByID(id)
 	if !ok {
-		return &pdError{http.StatusInternalServerError, "etcdserver: member not found"}
+		return &pdError{http.StatusInternalServerError,
+			"[PD:etcd:ErrEtcdMemberRemove]etcdserver: member not found: etcdserver: member not found"}
 	}
 	c.removeMember(m)
 	return nil

@@ -184,14 +184,14 @@ func handleAddScheduler(w http.ResponseWriter, r *http.Request, st *reqState) {
 		writeJSON(w, http.StatusBadRequest, "missing scheduler name")
 		return
 	}
-	var err *pdError
+	answer, err := msgSchedulerCreated, (*pdError)(nil)
 	if name == evictLeaderPrefix {
 		storeID, ok := input["store_id"].(float64)
 		if !ok || storeID < 0 || storeID != float64(uint64(storeID)) {
 			writeJSON(w, http.StatusBadRequest, "missing store id")
 			return
 		}
-		err = st.c.addEvictLeader(uint64(storeID))
+		answer, err = st.c.addEvictLeader(uint64(storeID))
 	} else {
 		err = st.c.addScheduler(name)
 	}
@@ -199,23 +199,33 @@ func handleAddScheduler(w http.ResponseWriter, r *http.Request, st *reqState) {
 		writePDError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, "The scheduler is created.")
+	writeJSON(w, http.StatusOK, answer)
 }
 
+// handleRemoveScheduler is `DELETE /pd/api/v1/schedulers/{name}`; an error without a message is PD's
+// `null` body.
 func handleRemoveScheduler(w http.ResponseWriter, r *http.Request, st *reqState) {
-	if err := st.c.removeScheduler(r.PathValue("name")); err != nil {
+	body, err := st.c.removeScheduler(r.PathValue("name"))
+	switch {
+	case err != nil && err.msg == "":
+		writeJSON(w, err.status, nil)
+	case err != nil:
 		writePDError(w, err)
-		return
+	default:
+		writeJSON(w, http.StatusOK, body)
 	}
-	writeJSON(w, http.StatusOK, "The scheduler is removed.")
 }
 
 // handleEvictLeaderConfig answers the scheduler-config list of newer PDs, which keep all evicted stores in
 // one evict-leader-scheduler.
 func handleEvictLeaderConfig(w http.ResponseWriter, _ *http.Request, st *reqState) {
+	if !st.c.bootstrapped {
+		writeJSON(w, http.StatusNotAcceptable, msgNotBootstrapped)
+		return
+	}
 	ids := st.c.evictedStoreIDs()
 	if len(ids) == 0 {
-		writeJSON(w, http.StatusNotFound, "[PD:scheduler:ErrSchedulerNotFound]scheduler not found")
+		writeText(w, http.StatusNotFound, msgPageNotFound)
 		return
 	}
 	cfg := pdapi.EvictLeaderSchedulerConfig{StoreIDRanges: map[string][]pdapi.KeyRange{}, Batch: 3}

@@ -4,10 +4,6 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
-	"strings"
-
-	"github.com/pelletier/go-toml/v2"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // tidbServerLabels are the server labels one run of a TiDB process holds: TiDB keeps labels set through
@@ -48,48 +44,4 @@ func handleTiDBSetLabels(w http.ResponseWriter, r *http.Request, st *reqState) {
 	st.c.tidbLabelWrites[p.Name]++
 	st.c.log.Info("TiDB server labels set", "pod", p.Name, "labels", labels)
 	writeJSON(w, http.StatusOK, "The TiDB server labels are updated.")
-}
-
-// pdLocationLabels reads replication.location-labels from a TidbCluster's spec.pd.config, which is
-// either a map or a TOML string; nil when it names none or does not parse (PD would not start).
-func pdLocationLabels(u *unstructured.Unstructured) []string {
-	cfg, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "pd", "config")
-	if !found {
-		return nil
-	}
-	tree, ok := cfg.(map[string]any)
-	if text, isText := cfg.(string); isText {
-		tree = map[string]any{}
-		ok = toml.Unmarshal([]byte(text), &tree) == nil
-	}
-	if !ok {
-		return nil
-	}
-	repl, _ := tree["replication"].(map[string]any)
-	var out []string
-	switch v := repl["location-labels"].(type) {
-	case []any:
-		for _, e := range v {
-			if s, ok := e.(string); ok && s != "" {
-				out = append(out, s)
-			}
-		}
-	case string: // PD also takes "zone,host"
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// adoptLocationLabels gives PD the location-labels of its config file, as a PD bootstrapped from that
-// config has them, unless PD already holds some (set by its config or its API).
-func (c *Cluster) adoptLocationLabels(labels []string) {
-	if len(labels) == 0 || len(c.replication.LocationLabels) > 0 {
-		return
-	}
-	c.replication.LocationLabels = append(c.replication.LocationLabels[:0:0], labels...)
-	c.log.Info("location-labels from the TidbCluster's PD config", "labels", labels)
 }

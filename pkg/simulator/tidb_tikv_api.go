@@ -56,9 +56,10 @@ func (s *Server) tikvRoutes() *http.ServeMux {
 // tidbVersion is TiDB's MySQL-compatible version string for a component version.
 func tidbVersion(version string) string { return "8.0.11-TiDB-" + version }
 
-// tidbHealthy reports whether the TiDB server answers /status with 200: it needs PD and an Up TiKV store
-// (a TiFlash store holds no data TiDB can start from).
-func (c *Cluster) tidbHealthy() (bool, string) {
+// tidbStorageReachable reports whether a TiDB server can reach its storage: PD has a leader and a TiKV
+// store is Up (a TiFlash store holds no data TiDB can start from). Statements and the smooth-upgrade API
+// need it; `GET /status` does not.
+func (c *Cluster) tidbStorageReachable() (bool, string) {
 	if !c.pdAvailable() {
 		return false, "PD has no leader"
 	}
@@ -70,9 +71,16 @@ func (c *Cluster) tidbHealthy() (bool, string) {
 	return false, "no TiKV store is Up"
 }
 
+// tidbServing reports whether the TiDB server of pod answers `GET /status` with 200: a real TiDB does so
+// while it serves, whatever PD or TiKV do, so only its pod (Running and Ready) and an admin mark count.
+func (c *Cluster) tidbServing(pod string) bool {
+	p, ok := c.pods[pod]
+	return ok && p.Component == ComponentTiDB && p.Running && p.Ready && !c.tidbUnhealthy[pod]
+}
+
 func handleTiDBStatus(w http.ResponseWriter, st *reqState) {
-	if ok, why := st.c.tidbHealthy(); !ok {
-		writeText(w, http.StatusInternalServerError, "simulated TiDB is not serving: "+why+"\n")
+	if !st.c.tidbServing(st.t.pod) {
+		writeText(w, http.StatusInternalServerError, "simulated TiDB is not serving\n")
 		return
 	}
 	writeJSON(w, http.StatusOK, tidbStatus{Version: tidbVersion(st.c.version(st.c.pods[st.t.pod])), GitHash: simGitHash})

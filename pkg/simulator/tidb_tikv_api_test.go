@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -36,23 +37,25 @@ func TestTiDBStatusAndInfo(t *testing.T) {
 		}
 	}
 
-	// Without an Up store TiDB answers 500; without PD as well.
+	// A real TiDB answers /status while it serves, whatever PD and TiKV do.
 	h.setReady("basic-tikv-0", false)
-	if r := tidb("basic-tidb-0", "/status"); r.status != 500 || !strings.Contains(r.body, "no TiKV store is Up") {
-		t.Errorf("status without a store = %d %q", r.status, r.body)
-	}
-	h.setReady("basic-tikv-0", true)
 	h.setReady("basic-pd-0", false)
-	if r := tidb("basic-tidb-0", "/status"); r.status != 500 || !strings.Contains(r.body, "PD has no leader") {
-		t.Errorf("status without PD = %d %q", r.status, r.body)
+	wantStatus(t, tidb("basic-tidb-0", "/status"), http.StatusOK)
+	// It fails when marked unhealthy through the admin API.
+	admin := "/sim/v1/clusters/default/basic/tidb-servers/basic-tidb-0/unhealthy"
+	if r := h.admin(http.MethodPut, admin); r.status != http.StatusNoContent {
+		t.Fatalf("mark unhealthy = %d %s", r.status, r.body)
 	}
+	wantStatus(t, tidb("basic-tidb-0", "/status"), http.StatusInternalServerError)
+	h.admin(http.MethodDelete, admin)
+	wantStatus(t, tidb("basic-tidb-0", "/status"), http.StatusOK)
 }
 
 func TestTiKVMetrics(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.bootstrap(1, 3, 0)
-	h.with(func(c *Cluster) { _ = c.addEvictLeader(1) })
+	h.with(func(c *Cluster) { _, _ = c.addEvictLeader(1) })
 	h.step(h.reg.Timings().LeaderDrainTime)
 	r := h.proxy(http.MethodGet, "http://basic-tikv-0.basic-tikv-peer.default.svc:20180/metrics", "")
 	wantStatus(t, r, http.StatusOK)
@@ -72,4 +75,12 @@ func TestTiKVMetrics(t *testing.T) {
 	if !strings.Contains(r.body, "tikv_raftstore_region_count{type=\"leader\"} 500\n") {
 		t.Errorf("store 2 should hold half the leaders:\n%s", r.body)
 	}
+}
+
+// admin sends a request to the simulator's admin API (origin form).
+func (h *harness) admin(method, path string) response {
+	h.t.Helper()
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return response{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
 }

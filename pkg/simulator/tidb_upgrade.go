@@ -55,7 +55,7 @@ func (c *Cluster) switchUpgrade(method, op string) (string, int) {
 	}
 	switch op {
 	case "start":
-		if ok, why := c.tidbHealthy(); !ok {
+		if ok, why := c.tidbStorageReachable(); !ok {
 			return "[tikv:9001]PD server timeout: " + why, http.StatusBadRequest
 		}
 		if c.tidbUpgrade.upgrading {

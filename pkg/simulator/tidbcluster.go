@@ -116,7 +116,10 @@ func (t *tidbClusterWatch) lookup(key ClusterKey) *TidbClusterInfo {
 			u := obj.(*unstructured.Unstructured)
 			domain, _, _ := unstructured.NestedString(u.Object, "spec", "clusterDomain")
 			tls, _, _ := unstructured.NestedBool(u.Object, "spec", "tlsCluster", "enabled")
-			return &TidbClusterInfo{ClusterDomain: domain, TLSCluster: tls, PDLocationLabels: pdLocationLabels(u)}
+			return &TidbClusterInfo{
+				ClusterDomain: domain, TLSCluster: tls, PDLocationLabels: pdLocationLabels(u),
+				PDMaxReplicas: pdMaxReplicas(u), PDPlacementRules: pdPlacementRules(u),
+			}
 		}
 	}
 	return nil

@@ -273,12 +273,10 @@ var (
 	labelValuePattern = regexp.MustCompile(`^[-A-Za-z0-9_./]*$`)
 )
 
-// validateStoreLabels checks labels like PD's ValidateLabels (same patterns, same reserved key).
+// validateStoreLabels checks labels like PD's ValidateLabels (same patterns); PD v8.5.7 accepts the
+// `engine` key too.
 func validateStoreLabels(labels map[string]string) error {
 	for k, v := range labels {
-		if k == "engine" {
-			return fmt.Errorf("label key %q is reserved", k)
-		}
 		if !labelKeyPattern.MatchString(k) {
 			return fmt.Errorf("invalid label key: %s", k)
 		}
@@ -290,11 +288,11 @@ func validateStoreLabels(labels map[string]string) error {
 }
 
 // setStoreLabels merges labels into the store's labels (`POST /pd/api/v1/store/{id}/label`, without force);
-// PD answers 500 for an unknown store here.
+// PD answers 500 ErrInvalidStoreID for an unknown store here.
 func (c *Cluster) setStoreLabels(id uint64, labels map[string]string) *pdError {
 	s, ok := c.stores[id]
 	if !ok {
-		return &pdError{http.StatusInternalServerError, storeNotFound(id)}
+		return &pdError{http.StatusInternalServerError, fmt.Sprintf("[PD:cluster:ErrInvalidStoreID]invalid store id %d, not found", id)}
 	}
 	for k, v := range labels {
 		s.labels[k] = v

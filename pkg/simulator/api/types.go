@@ -125,6 +125,12 @@ type Member struct {
 	Healthy         bool   `json:"healthy"`
 	ForcedUnhealthy bool   `json:"forcedUnhealthy"`
 	Leader          bool   `json:"leader"`
+	// StartedAt is when the simulator saw the member's current pd-server process (pod UID and restart
+	// count) start; nil while it does not run.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// ReadySince is when the current process began answering `GET /pd/api/v2/ready` with 200 (cluster
+	// bootstrapped and regions loaded); nil while it does not.
+	ReadySince *time.Time `json:"readySince,omitempty"`
 }
 
 // Store is a simulated TiKV or TiFlash store. StateName is what PD reports (Up, Disconnected, Down,
@@ -290,6 +296,9 @@ type Timings struct {
 	// PumpOfflineTime is how long a Pump told to close takes, while PD is reachable, to register offline
 	// and exit.
 	PumpOfflineTime Duration `json:"pumpOfflineTime"`
+	// PDReadyDelay is how long a PD member takes, after its pod started or the cluster bootstrapped
+	// (whichever is later), to answer `GET /pd/api/v2/ready` with 200.
+	PDReadyDelay Duration `json:"pdReadyDelay"`
 }
 
 // TimingsUpdate is the body of `PUT /sim/v1/timings`; nil fields are kept.
@@ -301,6 +310,7 @@ type TimingsUpdate struct {
 	LeaderReturnTime    *Duration `json:"leaderReturnTime,omitempty"`
 	TiCDCDrainTime      *Duration `json:"ticdcDrainTime,omitempty"`
 	PumpOfflineTime     *Duration `json:"pumpOfflineTime,omitempty"`
+	PDReadyDelay        *Duration `json:"pdReadyDelay,omitempty"`
 }
 
 // Error is the body of every admin API error answer.

@@ -99,6 +99,12 @@ func (c *Client) SetTiProxyUnhealthy(ctx context.Context, namespace, name, pod s
 	return c.do(ctx, putOrDelete(unhealthy), clusterPath(namespace, name, "/tiproxy-servers/"+url.PathEscape(pod)+"/unhealthy"), nil, nil)
 }
 
+// SetTiDBUnhealthy marks the TiDB server of pod unhealthy (its `GET /status` answers 500), or clears the
+// mark; 404 when the cluster has no TiDB pod of that name.
+func (c *Client) SetTiDBUnhealthy(ctx context.Context, namespace, name, pod string, unhealthy bool) error {
+	return c.do(ctx, putOrDelete(unhealthy), clusterPath(namespace, name, "/tidb-servers/"+url.PathEscape(pod)+"/unhealthy"), nil, nil)
+}
+
 // SetPumpNodeState writes the Pump registry state of node nodeID (`<pod>:8250`) as `binlogctl -cmd
 // update-pump -state <state>` does, and returns the entry; a serving online pump writes its own state back
 // with its next heartbeat. A 404 StatusError when the registry has no such node, 400 for an unknown state.
