@@ -180,7 +180,7 @@ type StoresInfo struct {
 // ReplicationConfig is `GET /pd/api/v1/config/replicate` and the `replication` section of Config.
 // `POST /pd/api/v1/config/replicate` decodes a partial object of the same shape over the current value, so
 // the boolean fields must be sent as JSON strings (`"enable-placement-rules": "true"`): PD rejects a bare
-// `true` with 400.
+// `true` with 500 and an errcode object ("json: invalid use of ,string struct tag …").
 type ReplicationConfig struct {
 	MaxReplicas               uint64      `json:"max-replicas"`
 	LocationLabels            StringSlice `json:"location-labels"`
@@ -262,8 +262,7 @@ type EvictLeaderSchedulerConfig struct {
 // ReadyStatus is the body of `GET /pd/api/v2/ready?verbose` (PD ≥ 8.5.2; without `verbose` the body is
 // empty and only the status code, 200 or 500, carries the answer).
 type ReadyStatus struct {
-	RegionLoaded   bool `json:"region_loaded"`
-	IsBootstrapped bool `json:"is_bootstrapped"`
+	RegionLoaded bool `json:"region_loaded"`
 }
 
 // ErrorCodeJSON is the body PD sends with 400 for invalid input (errcode `JSONFormat`, e.g. a malformed
