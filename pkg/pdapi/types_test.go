@@ -51,7 +51,7 @@ const (
 	]}`
 	sampleReplicate = `{"max-replicas": 3, "location-labels": "zone,host", "strictly-match-label": "false",
 	  "enable-placement-rules": "true", "enable-placement-rules-cache": "false", "isolation-level": ""}`
-	sampleReady = `{"region_loaded": true, "is_bootstrapped": true}`
+	sampleReady = `{"region_loaded": true}`
 )
 
 func TestRealPDSamplesRoundTrip(t *testing.T) {
