@@ -5,7 +5,7 @@
 # - the Debian packages of the system tools below and Prometheus, with apt-get as root or through
 #   sudo (hack/install-prometheus.sh, which starts no services); otherwise it fails naming them;
 # - etcd, Kubernetes, KWOK and helm for the local control plane (hack/local-cluster.sh build-helm);
-# - versitygw and Azurite, the object stores of tests/backup (hack/s3-server.sh).
+# - versitygw, Azurite and fake-gcs-server, the object stores of tests/backup (hack/s3-server.sh).
 # Builds are cached by version in ${KUBETIDB_CACHE_DIR:-~/.cache/kubetidb}. With everything present it
 # prints nothing and takes well under a second; cold it takes about 15 minutes on 2 idle cores and up
 # to 9 GB of disk, most of it Go's caches (docs/development.md).
@@ -44,6 +44,7 @@ main() {
   hack/local-cluster.sh build-helm
   hack/s3-server.sh build >/dev/null
   hack/s3-server.sh build-azurite >/dev/null
+  hack/s3-server.sh build-gcs >/dev/null
 }
 
 main "$@"
