@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -21,7 +22,7 @@ import (
 // carries, as the TiDB Operator's backup-manager reads them: S3 from
 // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the SDK's default chain,
 // IAM), GCS from GOOGLE_APPLICATION_CREDENTIALS (or the default
-// credentials), Azure from AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY,
+// credentials; none with STORAGE_EMULATOR_HOST), Azure from AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY,
 // AZURE_STORAGE_SAS_TOKEN or an Azure AD client (AZURE_CLIENT_ID,
 // AZURE_CLIENT_SECRET, AZURE_TENANT_ID); local from the mounted volume. It
 // errors when the client cannot be configured.
@@ -77,16 +78,26 @@ func S3PathStyle(p *v1alpha1.S3StorageProvider) bool {
 	return p.Endpoint != ""
 }
 
+// GCSEmulatorHostEnv names the env var that points GCS requests at a
+// GCS-protocol server instead of Google (host:port or a URL, as the Google
+// storage client reads it): requests then go unauthenticated and no
+// credentials are read. The tests set it for fake-gcs-server.
+const GCSEmulatorHostEnv = "STORAGE_EMULATOR_HOST"
+
 // openGCS opens a GCS bucket with the default credentials
-// (GOOGLE_APPLICATION_CREDENTIALS).
+// (GOOGLE_APPLICATION_CREDENTIALS), or without any when
+// STORAGE_EMULATOR_HOST names an emulator.
 func openGCS(ctx context.Context, bucket string) (Bucket, error) {
-	creds, err := gcp.DefaultCredentials(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading GCS credentials: %w", err)
-	}
-	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), gcp.CredentialsTokenSource(creds))
-	if err != nil {
-		return nil, fmt.Errorf("creating the GCS client: %w", err)
+	client := &gcp.HTTPClient{}
+	if os.Getenv(GCSEmulatorHostEnv) == "" {
+		creds, err := gcp.DefaultCredentials(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading GCS credentials: %w", err)
+		}
+		client, err = gcp.NewHTTPClient(gcp.DefaultTransport(), gcp.CredentialsTokenSource(creds))
+		if err != nil {
+			return nil, fmt.Errorf("creating the GCS client: %w", err)
+		}
 	}
 	b, err := gcsblob.OpenBucket(ctx, client, bucket, nil)
 	if err != nil {
