@@ -38,6 +38,10 @@ type jobFixture struct {
 	op  *operator.Manager
 	// cleaned names the Backups whose clean Job the test ran.
 	cleaned map[string]bool
+	// extraEnv is added to every Job's env by runJob: the loopback endpoint
+	// of a storage emulator (STORAGE_EMULATOR_HOST), which a real pod would
+	// not need.
+	extraEnv []string
 }
 
 func newJobFixture(t *testing.T) *jobFixture {
@@ -125,6 +129,7 @@ func (f *jobFixture) runJob(t *testing.T, job *batchv1.Job) (int, string) {
 	for _, e := range c.Env {
 		env = append(env, e.Name+"="+f.envValue(t, job, e))
 	}
+	env = append(env, f.extraEnv...)
 	ctx, cancel := context.WithTimeout(f.env.Ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(f.bins, "backup-manager"), append(slices.Clone(c.Args), "--kubeconfig="+framework.KubeconfigPath())...)
