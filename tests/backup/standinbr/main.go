@@ -285,6 +285,9 @@ func locationOf(flags map[string]string) (storage.Location, error) {
 			s3.ForcePathStyle = &b
 		}
 		sp.S3 = s3
+	case "gcs", "gs":
+		sp.Gcs = &v1alpha1.GcsStorageProvider{Bucket: u.Host, Prefix: u.Path,
+			StorageClass: flags["gcs.storage-class"], ObjectAcl: flags["gcs.predefined-acl"]}
 	case "azure":
 		sp.Azblob = &v1alpha1.AzblobStorageProvider{Container: u.Host, Prefix: u.Path,
 			StorageAccount: flags["azblob.account-name"], AccessTier: flags["azblob.access-tier"]}
@@ -293,7 +296,7 @@ func locationOf(flags map[string]string) (storage.Location, error) {
 		sp.Local.VolumeMount.MountPath = "/"
 		sp.Local.Prefix = u.Path
 	default:
-		return storage.Location{}, fmt.Errorf("the stand-in br knows s3, azure and local storage, not %q", u.Scheme)
+		return storage.Location{}, fmt.Errorf("the stand-in br knows s3, gcs, azure and local storage, not %q", u.Scheme)
 	}
 	return storage.LocationOf(sp)
 }
