@@ -176,7 +176,9 @@ func gcsProvider(prefix string) v1alpha1.StorageProvider {
 // (fake-gcs-server) through the controller's own Jobs: the backup Job's
 // command line, run as its pod would, makes the stand-in br write into the
 // bucket with the GCS options on its command line, and the Backup ends
-// Complete at gcs://<bucket>/<prefix> with the size summed from the bucket;
+// Complete at gcs://<bucket>/<prefix> with the size summed from the bucket
+// (bucketAcl and location, which only matter for creating a bucket, are
+// named in a Warning Unsupported);
 // a Restore from it completes; deleting the Backup (cleanPolicy Delete)
 // gets the clean Job, which empties exactly its prefix.
 func TestGCSBackupRestoreAndCleanThroughJobs(t *testing.T) {
@@ -224,6 +226,20 @@ func TestGCSBackupRestoreAndCleanThroughJobs(t *testing.T) {
 			t.Errorf("br args %v lack %q", args, want)
 		}
 	}
+	framework.WaitFor(t, ctx, jobTimeout, "a Warning Unsupported names only gcs.bucketAcl and gcs.location", func(ctx context.Context) (bool, error) {
+		evs, err := f.env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=gcs,reason=Unsupported"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			m := e.Message
+			if strings.Contains(m, "spec.gcs.bucketAcl") && strings.Contains(m, "spec.gcs.location") &&
+				!strings.Contains(m, "objectAcl") && !strings.Contains(m, "storageClass") && !strings.Contains(m, "projectId") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 
 	r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: ns},
 		Spec: v1alpha1.RestoreSpec{StorageProvider: gcsProvider("cluster-a/gcs-1"), BR: &v1alpha1.BRConfig{Cluster: "basic"}}}
