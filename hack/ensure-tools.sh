@@ -7,7 +7,7 @@
 # - etcd, Kubernetes, KWOK and helm for the local control plane (hack/local-cluster.sh build-helm);
 # - versitygw, Azurite and fake-gcs-server, the object stores of tests/backup (hack/s3-server.sh).
 # Builds are cached by version in ${KUBETIDB_CACHE_DIR:-~/.cache/kubetidb}. With everything present it
-# prints nothing and takes well under a second; cold it takes about 15 minutes on 2 idle cores and up
+# prints nothing and takes well under a second; cold it takes about 19 minutes (fake-gcs-server adds 3.5) on 2 idle cores and up
 # to 9 GB of disk, most of it Go's caches (docs/development.md).
 set -euo pipefail
 
