@@ -70,6 +70,9 @@ func NewRequest(td *v1alpha1.TidbDashboard) workload.Request {
 		r.Invalid = td.DecodeError.Error()
 	case !ok:
 		r.Invalid = "spec.clusters names no TidbCluster"
+	default:
+		r.Invalid = workload.InvalidStandalone(dashboard.StatefulSetName(td.Name), []string{dashboard.ServiceName(td.Name)},
+			td.Spec.ResourceRequirements, "spec")
 	}
 	r.Cluster = ref
 	r.Build = func(tc *v1alpha1.TidbCluster) (workload.Desired, error) {

@@ -75,6 +75,9 @@ func NewRequest(tngm *v1alpha1.TidbNGMonitoring) workload.Request {
 		r.Invalid = "spec.clusters names no TidbCluster"
 	case tngm.Spec.NGMonitoring.Config.IsInvalid():
 		r.Invalid = "spec.ngMonitoring.config: " + tngm.Spec.NGMonitoring.Config.InvalidReason
+	default:
+		r.Invalid = workload.InvalidStandalone(ngmonitoring.ObjectName(tngm.Name), nil,
+			tngm.Spec.NGMonitoring.ResourceRequirements, "spec.ngMonitoring")
 	}
 	r.Cluster = ref
 	r.Build = func(tc *v1alpha1.TidbCluster) (workload.Desired, error) { return build(tngm, tc) }
