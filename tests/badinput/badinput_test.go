@@ -32,11 +32,18 @@ import (
 
 // resources are the corpus kinds, by kind.
 var resources = map[string]schema.GroupVersionResource{
-	"TidbCluster":    {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbclusters"},
-	"Backup":         {Group: "pingcap.com", Version: "v1alpha1", Resource: "backups"},
-	"Restore":        {Group: "pingcap.com", Version: "v1alpha1", Resource: "restores"},
-	"BackupSchedule": {Group: "pingcap.com", Version: "v1alpha1", Resource: "backupschedules"},
+	"TidbCluster":      {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbclusters"},
+	"Backup":           {Group: "pingcap.com", Version: "v1alpha1", Resource: "backups"},
+	"Restore":          {Group: "pingcap.com", Version: "v1alpha1", Resource: "restores"},
+	"BackupSchedule":   {Group: "pingcap.com", Version: "v1alpha1", Resource: "backupschedules"},
+	"TidbMonitor":      {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbmonitors"},
+	"TidbDashboard":    {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbdashboards"},
+	"TidbNGMonitoring": {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbngmonitorings"},
+	"TidbInitializer":  {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbinitializers"},
 }
+
+// kinds lists the corpus kinds in the order the figures show them.
+var kinds = []string{"TidbCluster", "Backup", "Restore", "BackupSchedule", "TidbMonitor", "TidbDashboard", "TidbNGMonitoring", "TidbInitializer"}
 
 const (
 	// healthyName is the cluster that must keep converging beside the corpus.
@@ -67,11 +74,15 @@ spec:
 // beside a healthy cluster. Each case must end in exactly one of:
 // rejected by the API server naming its field; or accepted, reported
 // invalid at its first sync (TidbCluster Degraded=True InvalidSpec,
-// Backup/Restore Invalid=True, and for every kind a Warning
-// FailedValidation event) naming its field, with no object written for it;
-// or, where the case declares it, built and reported (tls-no-secrets) or
-// built as valid (a name at the length limit). Meanwhile the healthy
-// cluster becomes Ready and is scaled from 1 to 2 TiKV stores.
+// Backup/Restore/TidbMonitor Invalid=True, TidbDashboard/TidbNGMonitoring
+// Ready=False FailedValidation, TidbInitializer's Invalid job condition,
+// and for every kind a Warning FailedValidation event) naming its field,
+// with no object written for it; or, where the case declares it, built and
+// reported (tls-no-secrets), built as valid (a name at the length limit),
+// or for the four monitoring and init kinds reported missing a TidbCluster,
+// Secret or ConfigMap with nothing written. Meanwhile the healthy cluster
+// becomes Ready and is scaled from 1 to 2 TiKV stores. The figures per
+// kind are logged and written to _output/badinput/figures.md.
 func TestBadInputNeverStopsAHealthyCluster(t *testing.T) {
 	start := time.Now()
 	operator.InstallCRDs(t)
@@ -108,6 +119,7 @@ func TestBadInputNeverStopsAHealthyCluster(t *testing.T) {
 	t.Logf("every case resolved after %s", time.Since(start).Round(time.Second))
 
 	checkWrites(t, env, results)
+	writeFigures(t, results, time.Since(start))
 	report(t, results, time.Since(start))
 }
 
@@ -326,8 +338,9 @@ func checkWrites(t *testing.T, env *framework.Env, results []*result) {
 			}
 		}
 		sort.Strings(mine)
+		builds := corpus.KindOf(r.c) == "TidbCluster"
 		switch {
-		case r.outcome == corpus.Valid || r.outcome == corpus.Reported || r.c.Expect == corpus.Valid || r.c.Expect == corpus.Reported:
+		case builds && (r.outcome == corpus.Valid || r.outcome == corpus.Reported || r.c.Expect == corpus.Valid || r.c.Expect == corpus.Reported):
 			if sets == 0 && r.problem == "" {
 				r.problem = fmt.Sprintf("declared %s, but no StatefulSet was written for it", r.c.Expect)
 			}
@@ -343,13 +356,18 @@ func checkWrites(t *testing.T, env *framework.Env, results []*result) {
 
 // belongsTo reports whether o was written for r's object.
 func belongsTo(o metav1.Object, r *result) bool {
-	if r.uid == "" || corpus.KindOf(r.c) != "TidbCluster" {
+	if r.uid == "" || corpus.KindOf(r.c) == "Backup" || corpus.KindOf(r.c) == "Restore" || corpus.KindOf(r.c) == "BackupSchedule" {
 		return false
 	}
 	for _, ref := range o.GetOwnerReferences() {
 		if ref.UID == r.uid {
 			return true
 		}
+	}
+	if corpus.KindOf(r.c) != "TidbCluster" {
+		// Monitors, dashboards and initializers name their objects after
+		// the cluster or add suffixes; their owner reference is the mark.
+		return false
 	}
 	if inst, ok := o.GetLabels()["app.kubernetes.io/instance"]; ok {
 		return inst == r.name
@@ -362,15 +380,19 @@ func report(t *testing.T, results []*result, took time.Duration) {
 	t.Helper()
 	tally := map[corpus.Outcome]int{}
 	var failing []string
+	missing := 0 // reported without writes: a missing TidbCluster, Secret or ConfigMap
 	for _, r := range results {
-		if r.problem != "" {
+		switch {
+		case r.problem != "":
 			failing = append(failing, r.c.Name)
-		} else {
+		case r.outcome == corpus.Reported && corpus.KindOf(r.c) != "TidbCluster":
+			missing++
+		default:
 			tally[r.outcome]++
 		}
 	}
-	t.Logf("%d cases in %s: %d rejected by the API server, %d reported invalid by the operator, %d built and reported, %d valid, %d failing",
-		len(results), took.Round(time.Second), tally[corpus.Rejected], tally[corpus.Invalid], tally[corpus.Reported], tally[corpus.Valid], len(failing))
+	t.Logf("%d cases in %s: %d rejected by the API server, %d reported invalid by the operator, %d reported missing a reference, %d built and reported, %d valid, %d failing",
+		len(results), took.Round(time.Second), tally[corpus.Rejected], tally[corpus.Invalid], missing, tally[corpus.Reported], tally[corpus.Valid], len(failing))
 	for _, r := range results {
 		t.Logf("%-40s %-8s create %4dms  %s", r.c.Name, outcomeOf(r), r.createMS, r.problem)
 	}

@@ -1,7 +1,9 @@
 //go:build integration
 
-// Package badinput creates a corpus of malformed TidbClusters, Backups,
-// Restores and BackupSchedules (package corpus) through the dynamic client
+// Package badinput creates a corpus of malformed objects of the eight
+// served kinds (TidbCluster, Backup, Restore, BackupSchedule, TidbMonitor,
+// TidbDashboard, TidbNGMonitoring, TidbInitializer; package corpus)
+// through the dynamic client
 // against a real kube-apiserver with the operator and the PD/TiKV/TiDB
 // simulator running, and checks that each is either rejected by the API
 // server naming the broken field, or accepted and reported invalid by the

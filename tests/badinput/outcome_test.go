@@ -83,9 +83,53 @@ func (r *result) observe(s *snapshot) {
 		r.observeCluster(obj, warning)
 	case "BackupSchedule":
 		r.observeSchedule(events, warning)
-	default:
+	case "Backup", "Restore":
 		r.observeBackup(obj, events, warning)
+	default:
+		r.observeWorkload(obj, events, warning)
 	}
+}
+
+// observeWorkload resolves a TidbMonitor, TidbDashboard, TidbNGMonitoring
+// or TidbInitializer case. Invalid: a condition and the Warning
+// FailedValidation event name the field. Reported (a missing TidbCluster,
+// Secret or ConfigMap): a Warning event of another reason and a condition
+// both match Report. Either way nothing may be written for it
+// (checkWrites, by owner reference).
+func (r *result) observeWorkload(obj *unstructured.Unstructured, events []corev1.Event, warning *corev1.Event) {
+	r.seen = fmt.Sprintf("conditions %v; %d events", conditionSummary(obj), len(events))
+	if r.c.Expect == corpus.Reported {
+		report := regexp.MustCompile(r.c.Report)
+		var event *corev1.Event
+		for i := range events {
+			if e := &events[i]; e.Type == corev1.EventTypeWarning && e.Reason != "FailedValidation" && report.MatchString(e.Message) {
+				event = e
+			}
+		}
+		if warning != nil {
+			r.done, r.problem = true, "reported invalid instead of reported: "+warning.Message
+			return
+		}
+		for _, c := range conditions(obj) {
+			if msg, _ := c["message"].(string); event != nil && report.MatchString(msg) {
+				r.done, r.outcome = true, corpus.Reported
+				return
+			}
+		}
+		return
+	}
+	if warning == nil {
+		return
+	}
+	for _, c := range conditions(obj) {
+		if msg, _ := c["message"].(string); c["status"] == "True" || c["status"] == "False" {
+			if r.names(msg) {
+				r.finishInvalid(warning)
+				return
+			}
+		}
+	}
+	r.seen = "FailedValidation event, but no condition names " + r.fieldNames() + ": " + r.seen
 }
 
 func (r *result) observeCluster(obj *unstructured.Unstructured, warning *corev1.Event) {

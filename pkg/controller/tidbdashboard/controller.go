@@ -13,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/workload"
@@ -70,6 +72,12 @@ func NewRequest(td *v1alpha1.TidbDashboard) workload.Request {
 		r.Invalid = td.DecodeError.Error()
 	case !ok:
 		r.Invalid = "spec.clusters names no TidbCluster"
+	default:
+		r.Invalid = workload.InvalidStandalone(dashboard.StatefulSetName(td.Name), []string{dashboard.ServiceName(td.Name)},
+			td.Spec.ResourceRequirements, "spec")
+		if errs := validation.ValidateStandaloneImage(&td.Spec.ComponentSpec, td.Spec.BaseImage, field.NewPath("spec")); r.Invalid == "" && len(errs) > 0 {
+			r.Invalid = errs.ToAggregate().Error()
+		}
 	}
 	r.Cluster = ref
 	r.Build = func(tc *v1alpha1.TidbCluster) (workload.Desired, error) {

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -249,6 +250,31 @@ func TestUnsupportedAndInvalid(t *testing.T) {
 	}
 	if n := len(g.deps.FakeKube.Actions()); n != 0 {
 		t.Errorf("invalid dashboard wrote %v", g.deps.FakeKube.Actions())
+	}
+}
+
+// TestNegativeLimitAndLongNameWriteNothing: a negative memory limit or a
+// name too long for the StatefulSet is reported invalid before the
+// Service is written (the API server would refuse only the StatefulSet).
+func TestNegativeLimitAndLongNameWriteNothing(t *testing.T) {
+	t.Parallel()
+	for name, mutate := range map[string]func(*v1alpha1.TidbDashboard){
+		"negative limit": func(td *v1alpha1.TidbDashboard) {
+			td.Spec.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("-1Gi")}
+		},
+		"long name": func(td *v1alpha1.TidbDashboard) { td.Name = strings.Repeat("a", 40) },
+	} {
+		f := newFixture(t)
+		td := newDashboard()
+		mutate(td)
+		f.seed(td, &v1alpha1.TidbCluster{ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns"}})
+		f.deps.FakeKube.ClearActions()
+		if err := f.c.Sync(context.Background(), "ns/"+td.Name); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if n := len(f.deps.FakeKube.Actions()); n != 0 {
+			t.Errorf("%s: wrote %v", name, f.deps.FakeKube.Actions())
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -120,8 +121,20 @@ func Validate(tm *v1alpha1.TidbMonitor) string {
 	case len(tm.Spec.Clusters) == 0 && (tm.Spec.DM == nil || len(tm.Spec.DM.Clusters) == 0):
 		return "spec.clusters names no TidbCluster to monitor"
 	case len(monitor.StatefulSet(tm.Name, monitor.Shards(tm)-1, monitor.Shards(tm))) > 52:
-		return fmt.Sprintf("name %q is too long: StatefulSet %s exceeds 52 characters", tm.Name,
+		return fmt.Sprintf("metadata.name %q is too long: StatefulSet %s exceeds 52 characters", tm.Name,
 			monitor.StatefulSet(tm.Name, monitor.Shards(tm)-1, monitor.Shards(tm)))
+	}
+	if tm.Spec.Persistent && tm.Spec.Storage != "" {
+		// The schema leaves spec.storage a plain string; a size that is
+		// no positive quantity would otherwise fail the build (or the
+		// PVC) after the ServiceAccount and ConfigMaps were written.
+		q, err := resource.ParseQuantity(tm.Spec.Storage)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("spec.storage %q is not a quantity: %v", tm.Spec.Storage, err)
+		case q.Sign() <= 0:
+			return fmt.Sprintf("spec.storage %q must be greater than zero", tm.Spec.Storage)
+		}
 	}
 	for i, ref := range tm.Spec.Clusters {
 		if ref.Name == "" {

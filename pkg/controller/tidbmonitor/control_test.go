@@ -330,3 +330,50 @@ func TestPersistentMonitorSetsItsPVReclaimPolicy(t *testing.T) {
 		t.Errorf("deploymentStorageStatus %+v", s)
 	}
 }
+
+// TestValidateNamesTheBrokenField: the spec.storage of a persistent
+// monitor must be a positive quantity (the schema leaves it a string), and
+// a name too long for the StatefulSet names metadata.name.
+func TestValidateNamesTheBrokenField(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.TidbMonitor)
+		want   string
+	}{
+		{"valid", func(*v1alpha1.TidbMonitor) {}, ""},
+		{"storage not persistent", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Storage = "lots" }, ""},
+		{"storage garbage", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Persistent, tm.Spec.Storage = true, "ten gigs" }, "spec.storage"},
+		{"storage zero", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Persistent, tm.Spec.Storage = true, "0" }, "spec.storage"},
+		{"storage negative", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Persistent, tm.Spec.Storage = true, "-1Gi" }, "spec.storage"},
+		{"storage ok", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Persistent, tm.Spec.Storage = true, "5Gi" }, ""},
+		{"name too long", func(tm *v1alpha1.TidbMonitor) { tm.Name = strings.Repeat("a", 50) }, "metadata.name"},
+	} {
+		tm := newMonitor()
+		tc.mutate(tm)
+		got := Validate(tm)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: Validate = %q, want a message naming %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSyncWritesNothingForAnUnreadableStorage: such a monitor is reported
+// invalid before anything is written.
+func TestSyncWritesNothingForAnUnreadableStorage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tm := newMonitor()
+	tm.Spec.Persistent, tm.Spec.Storage = true, "ten gigs"
+	f.seed(tm)
+	if err := f.c.sync(context.Background(), "ns/basic"); !flow.IsIgnore(err) {
+		t.Fatalf("want IgnoreError, got %v", err)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Fatalf("writes %v", w)
+	}
+	c := meta.FindStatusCondition(f.monitorStatus().Conditions, ConditionInvalid)
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "spec.storage") {
+		t.Fatalf("Invalid condition %+v", c)
+	}
+}

@@ -13,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/workload"
@@ -75,6 +77,12 @@ func NewRequest(tngm *v1alpha1.TidbNGMonitoring) workload.Request {
 		r.Invalid = "spec.clusters names no TidbCluster"
 	case tngm.Spec.NGMonitoring.Config.IsInvalid():
 		r.Invalid = "spec.ngMonitoring.config: " + tngm.Spec.NGMonitoring.Config.InvalidReason
+	default:
+		ngm := &tngm.Spec.NGMonitoring
+		r.Invalid = workload.InvalidStandalone(ngmonitoring.ObjectName(tngm.Name), nil, ngm.ResourceRequirements, "spec.ngMonitoring")
+		if errs := validation.ValidateStandaloneImage(&ngm.ComponentSpec, ngm.BaseImage, field.NewPath("spec", "ngMonitoring")); r.Invalid == "" && len(errs) > 0 {
+			r.Invalid = errs.ToAggregate().Error()
+		}
 	}
 	r.Cluster = ref
 	r.Build = func(tc *v1alpha1.TidbCluster) (workload.Desired, error) { return build(tngm, tc) }

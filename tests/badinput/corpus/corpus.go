@@ -2,7 +2,9 @@
 // inputs and structural mutation shared by the operator's fuzz targets.
 //
 // Each Case is a small valid base object (a 1/1/1 TidbCluster, an S3 Backup,
-// Restore or BackupSchedule) with a patch that breaks one field. The
+// Restore or BackupSchedule, or a TidbMonitor, TidbDashboard,
+// TidbNGMonitoring or TidbInitializer of the cluster "healthy") with a
+// patch that breaks one field. The
 // integration test in tests/badinput creates every case through the dynamic
 // client and checks the operator's answer; the fuzz targets in pkg/... start
 // from the same objects and from examples/. The package has no build tag and
@@ -34,8 +36,11 @@ const (
 	// Degraded=True InvalidSpec; Backup/Restore: Invalid=True; all kinds: a
 	// Warning FailedValidation event) and writes nothing for it.
 	Invalid Outcome = "invalid"
-	// Reported: accepted and valid; the operator writes the cluster's
-	// objects and a condition message contains Report (a missing Secret …).
+	// Reported: accepted and valid; for a TidbCluster the operator writes
+	// its objects and a condition message matches Report (a missing
+	// Secret …); for a TidbMonitor, TidbDashboard, TidbNGMonitoring or
+	// TidbInitializer a Warning event and a condition match Report (a
+	// missing TidbCluster, Secret or ConfigMap) and nothing is written.
 	Reported Outcome = "reported"
 	// Valid: accepted and valid; the operator writes the cluster's objects
 	// and never reports the spec invalid (names at the length limit …).
@@ -47,7 +52,8 @@ type Case struct {
 	// Name is the case's name and the object's metadata.name unless Patch
 	// sets another.
 	Name string `json:"name"`
-	// Kind is TidbCluster (when empty), Backup, Restore or BackupSchedule.
+	// Kind is TidbCluster (when empty), Backup, Restore, BackupSchedule,
+	// TidbMonitor, TidbDashboard, TidbNGMonitoring or TidbInitializer.
 	Kind string `json:"kind,omitempty"`
 	// Field is the JSON path of the broken field that the rejection or
 	// report must name, e.g. spec.tikv.replicas. A CEL rule on an enclosing
