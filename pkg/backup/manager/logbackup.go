@@ -28,7 +28,8 @@ const (
 func pauseOrResume(sub string) bool { return sub == "log-pause" || sub == "log-resume" }
 
 // runPauseResume runs `br log pause|resume` (args): success makes the
-// phase Paused (pause) or Running (resume, Paused set False); failure
+// phase Paused (pause, Running set False) or Running (resume, Paused set
+// False); failure
 // records a False Failed condition carrying the subcommand and reason
 // PauseLogBackupFailed or ResumeLogBackuFailed, leaving the phase, and
 // returns the cause wrapped in ErrFailed so the Job fails.
@@ -52,18 +53,20 @@ func (m *Manager) runPauseResume(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("%w: %s: %w", ErrFailed, reason, err)
 	}
+	typ, other, reason, msg := v1alpha1.BackupRunning, condition.BackupPaused, ReasonLogResumed, "log backup task resumed"
 	if cmd == "log-pause" {
-		return m.updateBackup(ctx, m.setBackup(v1alpha1.BackupCondition{Type: condition.BackupPaused, Command: cmd,
-			Reason: ReasonLogPaused, Message: "log backup task paused"}, nil))
+		typ, other, reason, msg = condition.BackupPaused, v1alpha1.BackupRunning, ReasonLogPaused, "log backup task paused"
 	}
-	now := m.now()
-	return m.updateBackup(ctx, m.setBackup(v1alpha1.BackupCondition{Type: v1alpha1.BackupRunning, Command: cmd,
-		Reason: ReasonLogResumed, Message: "log backup task resumed"}, func(st *v1alpha1.BackupStatus) {
-		if c := condition.GetBackupCondition(st, condition.BackupPaused); c != nil && c.Status == corev1.ConditionTrue {
-			condition.SetBackupCondition(st, v1alpha1.BackupCondition{Type: condition.BackupPaused, Status: corev1.ConditionFalse,
-				Command: cmd, Reason: ReasonLogResumed, Message: "log backup task resumed"}, metav1.NewTime(now))
-		}
-	}))
+	now := metav1.NewTime(m.now())
+	return m.updateBackup(ctx, m.setBackup(v1alpha1.BackupCondition{Type: typ, Command: cmd, Reason: reason, Message: msg},
+		func(st *v1alpha1.BackupStatus) {
+			// The opposite state turns False, so each pause and resume
+			// moves both transition times (the controller orders Jobs by them).
+			if c := condition.GetBackupCondition(st, other); c != nil && c.Status == corev1.ConditionTrue {
+				condition.SetBackupCondition(st, v1alpha1.BackupCondition{Type: other, Status: corev1.ConditionFalse,
+					Command: cmd, Reason: reason, Message: msg}, now)
+			}
+		}))
 }
 
 // logTaskStatus is one task of `br log status --json`.
