@@ -55,7 +55,10 @@ func (c *backupControl) syncLog(ctx context.Context, b, d *v1alpha1.Backup) erro
 		if err != nil || start == nil || !jobComplete(start) {
 			return err
 		}
-		return c.syncTruncate(ctx, b, d, tc)
+		if err := c.syncTruncate(ctx, b, d, tc); err != nil {
+			return err
+		}
+		return c.refreshCheckpoint(ctx, b, d, tc)
 	case logStop:
 		stop, err := c.runLogJob(ctx, b, d, tc, logStop)
 		if err != nil || stop == nil || !jobComplete(stop) {

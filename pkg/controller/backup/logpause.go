@@ -41,7 +41,10 @@ func (c *backupControl) syncPauseResume(ctx context.Context, b, d *v1alpha1.Back
 		return flow.RequeueAfter(waitDelay, "%s waits for the log backup to start", sub)
 	}
 	if pauseResumeDone(b, sub) {
-		return c.syncTruncate(ctx, b, d, tc)
+		if err := c.syncTruncate(ctx, b, d, tc); err != nil {
+			return err
+		}
+		return c.refreshCheckpoint(ctx, b, d, tc)
 	}
 	job, err := c.job(b.Namespace, LogJobName(b.Name, sub))
 	switch {
