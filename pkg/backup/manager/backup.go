@@ -127,8 +127,12 @@ func (m *Manager) completeLog(ctx context.Context, b *v1alpha1.Backup) error {
 }
 
 // failBackup records Failed with reason and cause (plus the tool's last
-// lines), and returns the cause wrapped in ErrFailed.
+// lines), and returns the cause wrapped in ErrFailed; a failed log-pause,
+// log-resume or log-status fails only itself (failSubcommand).
 func (m *Manager) failBackup(ctx context.Context, reason string, cause error, detail string) error {
+	if sub := string(m.logCommand()); sub == "log-status" || pauseOrResume(sub) {
+		return m.failSubcommand(ctx, fmt.Errorf("%s: %w", reason, cause), detail)
+	}
 	msg := cause.Error()
 	if detail != "" {
 		msg += ": " + detail

@@ -37,21 +37,7 @@ func (m *Manager) runPauseResume(ctx context.Context, args []string) error {
 	cmd := m.logCommand()
 	res, err := m.runTool(ctx, m.brPath(), args)
 	if err != nil {
-		reason := ReasonPauseLogFailed
-		if cmd == "log-resume" {
-			reason = ReasonResumeLogFailed
-		}
-		msg := err.Error()
-		if d := res.failure(); d != "" {
-			msg += ": " + d
-		}
-		m.logf("%s of backup %s/%s failed: %s", cmd, m.Opts.Namespace, m.Opts.Name, msg)
-		werr := m.updateBackup(ctx, m.setBackup(v1alpha1.BackupCondition{Type: v1alpha1.BackupFailed, Status: corev1.ConditionFalse,
-			Command: cmd, Reason: reason, Message: msg}, nil))
-		if werr != nil {
-			return fmt.Errorf("%w: %s: %w (%w)", ErrFailed, reason, err, werr)
-		}
-		return fmt.Errorf("%w: %s: %w", ErrFailed, reason, err)
+		return m.failSubcommand(ctx, err, res.failure())
 	}
 	typ, other, reason, msg := v1alpha1.BackupRunning, condition.BackupPaused, ReasonLogResumed, "log backup task resumed"
 	if cmd == "log-pause" {
@@ -69,6 +55,32 @@ func (m *Manager) runPauseResume(ctx context.Context, args []string) error {
 		}))
 }
 
+// failSubcommand records the failure of log-pause or log-resume as a False
+// Failed condition carrying the subcommand and reason PauseLogBackupFailed
+// or ResumeLogBackuFailed (the phase stays); a failed log-status writes
+// nothing. It returns the cause wrapped in ErrFailed so the Job fails.
+func (m *Manager) failSubcommand(ctx context.Context, cause error, detail string) error {
+	cmd := m.logCommand()
+	msg := cause.Error()
+	if detail != "" {
+		msg += ": " + detail
+	}
+	m.logf("%s of backup %s/%s failed: %s", cmd, m.Opts.Namespace, m.Opts.Name, msg)
+	if cmd == "log-status" {
+		return fmt.Errorf("%w: %s: %w", ErrFailed, ReasonLogStatusFailed, cause)
+	}
+	reason := ReasonPauseLogFailed
+	if cmd == "log-resume" {
+		reason = ReasonResumeLogFailed
+	}
+	werr := m.updateBackup(ctx, m.setBackup(v1alpha1.BackupCondition{Type: v1alpha1.BackupFailed, Status: corev1.ConditionFalse,
+		Command: cmd, Reason: reason, Message: msg}, nil))
+	if werr != nil {
+		return fmt.Errorf("%w: %s: %w (%w)", ErrFailed, reason, cause, werr)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrFailed, reason, cause)
+}
+
 // logTaskStatus is one task of `br log status --json`.
 type logTaskStatus struct {
 	Name       string      `json:"name"`
@@ -83,11 +95,11 @@ type logTaskStatus struct {
 func (m *Manager) syncCheckpoint(ctx context.Context, args []string) error {
 	res, err := m.runTool(ctx, m.brPath(), args)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %s", ReasonLogStatusFailed, err, res.failure())
+		return m.failSubcommand(ctx, err, res.failure())
 	}
 	ts, err := checkpointOf(res.tail, m.Opts.Name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ReasonLogStatusFailed, err)
+		return m.failSubcommand(ctx, err, "")
 	}
 	if ts == 0 {
 		return nil
