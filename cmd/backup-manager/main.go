@@ -59,7 +59,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.restoreName, "restoreName", "", "name of the Restore (restore, import)")
 	fs.StringVar(&o.TiKVVersion, "tikvVersion", "", "the cluster's TiKV version")
 	fs.StringVar(&o.Mode, "mode", "", "log (log backup) or pitr (PiTR restore); snapshot when empty")
-	fs.StringVar(&o.Subcommand, "subcommand", "", "log backup command: log-start, log-stop or log-truncate")
+	fs.StringVar(&o.Subcommand, "subcommand", "", "log backup command: log-start, log-stop, log-pause, log-resume, log-status or log-truncate")
 	fs.BoolVar(&o.ClusterTLS, "cluster-tls", false, "the cluster has tlsCluster: use the mounted cluster client certificate")
 	fs.BoolVar(&o.ClientTLS, "client-tls", false, "TiDB has tlsClient: use the mounted TiDB client certificate")
 	fs.BoolVar(&o.SkipClientCA, "skipClientCA", false, "TiDB has tlsClient.skipInternalClientCA (accepted; BR does not log in to TiDB)")

@@ -64,3 +64,10 @@ func IsRestoreInvalid(r *v1alpha1.Restore) bool { return IsRestoreTrue(r, v1alph
 func IsRestoreFinished(r *v1alpha1.Restore) bool {
 	return IsRestoreComplete(r) || IsRestoreFailed(r)
 }
+
+// BackupPaused is the condition type and phase of a log backup whose task
+// `br log pause` paused (v1.6's Paused phase).
+const BackupPaused v1alpha1.BackupConditionType = "Paused"
+
+// IsBackupPaused reports whether the log backup is paused.
+func IsBackupPaused(b *v1alpha1.Backup) bool { return IsBackupTrue(b, BackupPaused) }

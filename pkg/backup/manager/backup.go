@@ -20,7 +20,8 @@ var ErrFailed = errors.New("recorded as Failed")
 // Backup runs `backup`: a snapshot backup with BR (or, with Opts.Mode "log",
 // the log backup subcommand), Running → Complete with backupPath, backupSize,
 // commitTs and times, or Failed with the reason. A Backup already Complete
-// or Failed is left alone. It errors when the CR cannot be read or written,
+// or Failed is left alone. log-pause and log-resume never fail the Backup
+// (runPauseResume); log-status only refreshes status.logCheckpointTs. It errors when the CR cannot be read or written,
 // or (wrapping ErrFailed) when the backup failed.
 func (m *Manager) Backup(ctx context.Context) error {
 	b, err := m.Client.PingcapV1alpha1().Backups(m.Opts.Namespace).Get(ctx, m.Opts.Name, metav1.GetOptions{})
@@ -43,6 +44,12 @@ func (m *Manager) Backup(ctx context.Context) error {
 	}
 	if err != nil {
 		return m.failBackup(ctx, ReasonBuildCommand, err, "")
+	}
+	switch sub := m.logCommand(); {
+	case sub == "log-status":
+		return m.syncCheckpoint(ctx, args)
+	case pauseOrResume(string(sub)):
+		return m.runPauseResume(ctx, args)
 	}
 	started := m.now()
 	if err := m.updateBackup(ctx, m.setBackup(v1alpha1.BackupCondition{Type: v1alpha1.BackupRunning, Command: m.logCommand()},
@@ -120,8 +127,12 @@ func (m *Manager) completeLog(ctx context.Context, b *v1alpha1.Backup) error {
 }
 
 // failBackup records Failed with reason and cause (plus the tool's last
-// lines), and returns the cause wrapped in ErrFailed.
+// lines), and returns the cause wrapped in ErrFailed; a failed log-pause,
+// log-resume or log-status fails only itself (failSubcommand).
 func (m *Manager) failBackup(ctx context.Context, reason string, cause error, detail string) error {
+	if sub := string(m.logCommand()); sub == "log-status" || pauseOrResume(sub) {
+		return m.failSubcommand(ctx, fmt.Errorf("%s: %w", reason, cause), detail)
+	}
 	msg := cause.Error()
 	if detail != "" {
 		msg += ": " + detail

@@ -148,10 +148,10 @@ func TestDeletedLogBackupIsStoppedFirst(t *testing.T) {
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	if storedJob(t, deps, "backup-bk-stop") == nil || !hasStoredFinalizer(t, deps) {
+	if storedJob(t, deps, "backup-bk-log-stop") == nil || !hasStoredFinalizer(t, deps) {
 		t.Fatal("want the stop Job, and the finalizer kept while it runs")
 	}
-	finishJob(t, deps, "backup-bk-stop", batchv1.JobComplete, deps.FakeClock.Now())
+	finishJob(t, deps, "backup-bk-log-stop", batchv1.JobComplete, deps.FakeClock.Now())
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestDeletedLogBackupThatNeverStartedIsNotStopped(t *testing.T) {
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	if storedJob(t, deps, "backup-bk-stop") != nil || hasStoredFinalizer(t, deps) {
+	if storedJob(t, deps, "backup-bk-log-stop") != nil || hasStoredFinalizer(t, deps) {
 		t.Fatal("want the log backup whose start Job never completed released without a stop Job")
 	}
 }

@@ -14,6 +14,8 @@ const (
 	logStart    = "log-start"
 	logStop     = "log-stop"
 	logTruncate = "log-truncate"
+	logPause    = "log-pause"
+	logResume   = "log-resume"
 )
 
 // Job names (the contract with cmd/backup-manager).
@@ -21,9 +23,11 @@ const (
 // BackupJobName is the Job of a snapshot backup or a dumpling export: backup-<name>.
 func BackupJobName(backup string) string { return "backup-" + backup }
 
-// LogJobName is the Job of a log backup subcommand: backup-<name>-start, -stop or -truncate.
+// LogJobName is the Job of a log backup subcommand, named as v1.6 names
+// it: backup-<name>-log-start, -log-stop, -log-truncate, -log-pause or
+// -log-resume.
 func LogJobName(backup, subcommand string) string {
-	return "backup-" + backup + "-" + subcommand[len("log-"):]
+	return "backup-" + backup + "-" + subcommand
 }
 
 // CleanJobName is the Job that deletes a deleted Backup's data: clean-<name>.
@@ -87,7 +91,7 @@ func newBackupJob(b *v1alpha1.Backup, tc *v1alpha1.TidbCluster, image string, re
 	return newJob(in)
 }
 
-// newLogJob builds backup-<name>-<start|stop|truncate>, the BR Job running
+// newLogJob builds backup-<name>-log-<start|stop|truncate|pause|resume>, the BR Job running
 // one log backup subcommand; a truncate Job is annotated with the TSO it
 // truncates to. Pure.
 func newLogJob(b *v1alpha1.Backup, tc *v1alpha1.TidbCluster, image, subcommand string) *batchv1.Job {

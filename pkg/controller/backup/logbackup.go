@@ -12,18 +12,29 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
-// logSubcommand is the subcommand the spec of log backup d asks for:
-// spec.logSubcommand when set, else log-stop with spec.logStop, else
-// log-start (a truncation rides on a started log backup, see syncLog).
-func logSubcommand(d *v1alpha1.Backup) string {
-	switch {
-	case d.Spec.LogSubcommand != "":
-		return string(d.Spec.LogSubcommand)
-	case d.Spec.LogStop:
-		return logStop
-	default:
+// logSubcommand is the subcommand the spec of log backup d asks for, as
+// v1.6 resolves it against b's phase: log-stop and log-pause as written;
+// log-start resumes a Paused backup; no subcommand stops with spec.logStop
+// or once Stopped, resumes a Paused backup, and starts otherwise (a
+// truncation rides on a started log backup, see syncLog).
+func logSubcommand(b, d *v1alpha1.Backup) string {
+	paused := b.Status.Phase == condition.BackupPaused
+	switch d.Spec.LogSubcommand {
+	case "":
+		switch {
+		case d.Spec.LogStop || b.Status.Phase == v1alpha1.BackupStopped:
+			return logStop
+		case paused:
+			return logResume
+		}
+		return logStart
+	case logStart:
+		if paused {
+			return logResume
+		}
 		return logStart
 	}
+	return string(d.Spec.LogSubcommand)
 }
 
 // syncLog runs log backup b: the start Job once; then, while it is not
@@ -31,18 +42,23 @@ func logSubcommand(d *v1alpha1.Backup) string {
 // once spec.logStop (or logSubcommand log-stop) asks for it. Each Job is
 // preceded by the Prepare condition and followed by Scheduled, both with
 // the subcommand as their command; a failed start or stop Job fails b.
+// log-pause and log-resume run their own Jobs (syncPauseResume) and never
+// fail b.
 func (c *backupControl) syncLog(ctx context.Context, b, d *v1alpha1.Backup) error {
 	tc, err := c.backupCluster(ctx, b, d)
 	if tc == nil || err != nil {
 		return err
 	}
-	switch sub := logSubcommand(d); sub {
+	switch sub := logSubcommand(b, d); sub {
 	case logStart:
 		start, err := c.runLogJob(ctx, b, d, tc, logStart)
 		if err != nil || start == nil || !jobComplete(start) {
 			return err
 		}
-		return c.syncTruncate(ctx, b, d, tc)
+		if err := c.syncTruncate(ctx, b, d, tc); err != nil {
+			return err
+		}
+		return c.refreshCheckpoint(ctx, b, d, tc)
 	case logStop:
 		stop, err := c.runLogJob(ctx, b, d, tc, logStop)
 		if err != nil || stop == nil || !jobComplete(stop) {
@@ -54,6 +70,8 @@ func (c *backupControl) syncLog(ctx context.Context, b, d *v1alpha1.Backup) erro
 			c.recorder.Event(b, corev1.EventTypeNormal, ReasonLogStopped, "log backup stopped")
 		}
 		return err
+	case logPause, logResume:
+		return c.syncPauseResume(ctx, b, d, tc, sub)
 	default:
 		return c.unsupported(ctx, b, fmt.Sprintf("log subcommand %s is not supported by this operator version", sub))
 	}

@@ -21,7 +21,7 @@ func TestLogBackupStartTruncateStop(t *testing.T) {
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	if storedJob(t, deps, "backup-bk-start") == nil {
+	if storedJob(t, deps, "backup-bk-log-start") == nil {
 		t.Fatal("no start Job")
 	}
 	got := stored(t, deps, "bk")
@@ -38,15 +38,15 @@ func TestLogBackupStartTruncateStop(t *testing.T) {
 	expectNoWrites(t, deps)
 
 	// Started: the truncation runs once per TSO.
-	finishJob(t, deps, "backup-bk-start", batchv1.JobComplete, deps.FakeClock.Now())
+	finishJob(t, deps, "backup-bk-log-start", batchv1.JobComplete, deps.FakeClock.Now())
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	trunc := storedJob(t, deps, "backup-bk-truncate")
+	trunc := storedJob(t, deps, "backup-bk-log-truncate")
 	if trunc == nil || trunc.Annotations[AnnTruncateUntil] != "100" {
 		t.Fatalf("truncate Job %+v", trunc)
 	}
-	finishJob(t, deps, "backup-bk-truncate", batchv1.JobComplete, deps.FakeClock.Now())
+	finishJob(t, deps, "backup-bk-log-truncate", batchv1.JobComplete, deps.FakeClock.Now())
 	if err := c.sync(context.Background(), "ns/bk"); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestLogBackupStartTruncateStop(t *testing.T) {
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	if trunc := storedJob(t, deps, "backup-bk-truncate"); trunc == nil || trunc.Annotations[AnnTruncateUntil] != "200" {
+	if trunc := storedJob(t, deps, "backup-bk-log-truncate"); trunc == nil || trunc.Annotations[AnnTruncateUntil] != "200" {
 		t.Fatalf("truncate Job %+v, want one for 200", trunc)
 	}
 
@@ -69,10 +69,10 @@ func TestLogBackupStartTruncateStop(t *testing.T) {
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	if storedJob(t, deps, "backup-bk-stop") == nil {
+	if storedJob(t, deps, "backup-bk-log-stop") == nil {
 		t.Fatal("no stop Job")
 	}
-	finishJob(t, deps, "backup-bk-stop", batchv1.JobComplete, deps.FakeClock.Now())
+	finishJob(t, deps, "backup-bk-log-stop", batchv1.JobComplete, deps.FakeClock.Now())
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestFailedStartJobFailsTheLogBackup(t *testing.T) {
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}
-	finishJob(t, deps, "backup-bk-start", batchv1.JobFailed, deps.FakeClock.Now())
+	finishJob(t, deps, "backup-bk-log-start", batchv1.JobFailed, deps.FakeClock.Now())
 	if err := syncBackup(t, deps, c); err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,12 @@
 //	STANDIN_BR_FILES      number of data files (default 3); file i has 1000*(i+1) bytes
 //	STANDIN_BR_TS         the BackupTS to report (default 450000000000000001)
 //
-// `br log start|stop|truncate` succeed; start writes a checkpoint object
-// under --storage.
+// `br log start|truncate` succeed; start writes a checkpoint object under
+// --storage and records the task (logtask.go), which `br log pause`,
+// `resume`, `status --json` and `stop` act on as BR does through PD.
+//
+//	STANDIN_BR_STATE_DIR  where tasks are recorded (default: br-tasks next to
+//	                      STANDIN_BR_ARGS_FILE)
 package main
 
 import (
@@ -80,6 +84,9 @@ func runBR(args []string) error {
 		return fmt.Errorf("%s", msg)
 	}
 	flags := parseFlags(args[2:])
+	if args[0] == "log" && args[1] != "start" && args[1] != "truncate" {
+		return controlTask(args[1], flags["task-name"])
+	}
 	if args[0] == "log" && flags["storage"] == "" {
 		fmt.Printf("[%s] [INFO] [stream.go:1] [\"log %s success\"] [task=%s]\n", stamp(), args[1], flags["task-name"])
 		return nil
@@ -159,6 +166,9 @@ func logTask(ctx context.Context, b storage.Bucket, loc storage.Location, sub st
 	switch sub {
 	case "start":
 		if err := b.Put(ctx, loc.Prefix+"/v1/global_checkpoint/"+flags["task-name"]+".ts", []byte(flags["start-ts"])); err != nil {
+			return err
+		}
+		if err := startTask(flags["task-name"], flags["start-ts"]); err != nil {
 			return err
 		}
 	case "truncate":

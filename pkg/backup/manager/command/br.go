@@ -105,8 +105,11 @@ func BRBackup(b *v1alpha1.Backup, loc storage.Location, clusterTLS bool) ([]stri
 	return append(args, br.Options...), nil
 }
 
-// BRLog is the `br log start|stop|truncate …` of a log backup's subcommand
-// (log-start, log-stop, log-truncate); the task is named after the Backup.
+// BRLog is the `br log start|stop|pause|resume|status|truncate …` of a log
+// backup's subcommand (log-start, log-stop, log-pause, log-resume,
+// log-status, log-truncate); the task is named after the Backup. pause,
+// resume and status reach the task through PD, as stop does; status asks
+// for BR's JSON output.
 // It errors for an unknown subcommand or a backup without spec.br.
 func BRLog(b *v1alpha1.Backup, loc storage.Location, clusterTLS bool, subcommand string) ([]string, error) {
 	br := b.Spec.BR
@@ -123,8 +126,10 @@ func BRLog(b *v1alpha1.Backup, loc storage.Location, clusterTLS bool, subcommand
 		if b.Spec.CommitTs != "" {
 			args = append(args, "--start-ts="+b.Spec.CommitTs)
 		}
-	case "log-stop":
-		args = append([]string{"log", "stop", "--task-name=" + b.Name}, t.common()...)
+	case "log-stop", "log-pause", "log-resume":
+		args = append([]string{"log", subcommand[len("log-"):], "--task-name=" + b.Name}, t.common()...)
+	case "log-status":
+		args = append([]string{"log", "status", "--task-name=" + b.Name, "--json"}, t.common()...)
 	case "log-truncate":
 		if b.Spec.LogTruncateUntil == "" {
 			return nil, fmt.Errorf("backup %s/%s: log-truncate needs spec.logTruncateUntil", b.Namespace, b.Name)
@@ -133,7 +138,7 @@ func BRLog(b *v1alpha1.Backup, loc storage.Location, clusterTLS bool, subcommand
 		args = append(args, StorageFlags(loc)...)
 		args = append(args, "--yes")
 	default:
-		return nil, fmt.Errorf("unknown log backup subcommand %q (want log-start, log-stop or log-truncate)", subcommand)
+		return nil, fmt.Errorf("unknown log backup subcommand %q (want log-start, log-stop, log-pause, log-resume, log-status or log-truncate)", subcommand)
 	}
 	return append(args, br.Options...), nil
 }

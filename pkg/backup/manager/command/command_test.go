@@ -114,6 +114,9 @@ func TestBRLog(t *testing.T) {
 	for sub, want := range map[string]string{
 		"log-start":    "log start --task-name=bk1 --pd=basic-pd.ns:2379 --storage=s3://bk/p?force-path-style=true" + s3 + " --start-ts=400",
 		"log-stop":     "log stop --task-name=bk1 --pd=basic-pd.ns:2379",
+		"log-pause":    "log pause --task-name=bk1 --pd=basic-pd.ns:2379",
+		"log-resume":   "log resume --task-name=bk1 --pd=basic-pd.ns:2379",
+		"log-status":   "log status --task-name=bk1 --json --pd=basic-pd.ns:2379",
 		"log-truncate": "log truncate --until=500 --storage=s3://bk/p?force-path-style=true" + s3 + " --yes",
 	} {
 		got, err := BRLog(b, l, false, sub)
@@ -124,7 +127,7 @@ func TestBRLog(t *testing.T) {
 			t.Errorf("%s args (-want +got):\n%s", sub, d)
 		}
 	}
-	if _, err := BRLog(b, l, false, "log-pause"); err == nil {
+	if _, err := BRLog(b, l, false, "log-unknown"); err == nil {
 		t.Error("an unknown subcommand built a command")
 	}
 	b.Spec.LogTruncateUntil = ""
