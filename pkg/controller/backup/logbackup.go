@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,9 @@ func (c *backupControl) syncLog(ctx context.Context, b, d *v1alpha1.Backup) erro
 // failed Job fails b (once). It returns nil while the Job was just created.
 func (c *backupControl) runLogJob(ctx context.Context, b, d *v1alpha1.Backup, tc *v1alpha1.TidbCluster, sub string) (*batchv1.Job, error) {
 	job, err := c.job(b.Namespace, LogJobName(b.Name, sub))
+	if err == nil && job == nil {
+		job, err = c.job(b.Namespace, legacyLogJobName(b.Name, sub))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,4 +158,11 @@ func (c *backupControl) syncTruncate(ctx context.Context, b, d *v1alpha1.Backup,
 		}
 		return flow.RequeueAfter(waitDelay, "the truncate Job of %s is being replaced for %s", job.Annotations[AnnTruncateUntil], until)
 	}
+}
+
+// legacyLogJobName is the name earlier versions of this operator gave the
+// Job of a start, stop or truncate (backup-<name>-start …): a log backup
+// started by one is not started again after an upgrade.
+func legacyLogJobName(backup, subcommand string) string {
+	return "backup-" + backup + "-" + strings.TrimPrefix(subcommand, "log-")
 }

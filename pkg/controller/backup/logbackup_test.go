@@ -103,3 +103,21 @@ func TestFailedStartJobFailsTheLogBackup(t *testing.T) {
 		t.Fatalf("status %+v, want Failed for log-start and no retry", got.Status)
 	}
 }
+
+// TestLogBackupStartedUnderTheEarlierJobNameIsNotStartedAgain: a log
+// backup whose start Job carries the name earlier versions gave it
+// (backup-<name>-start) is taken as started after an upgrade, not started
+// a second time under v1.6's name.
+func TestLogBackupStartedUnderTheEarlierJobNameIsNotStartedAgain(t *testing.T) {
+	t.Parallel()
+	b := validBackup()
+	b.Spec.BackupMode = v1alpha1.BackupModeLog
+	legacy := &batchv1.Job{}
+	legacy.Name, legacy.Namespace = "backup-bk-start", "ns"
+	legacy.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	deps, c := backupFixture(t, b, cluster(), legacy)
+	_ = syncBackup(t, deps, c)
+	if storedJob(t, deps, "backup-bk-log-start") != nil {
+		t.Fatal("the log backup was started again under the new Job name")
+	}
+}
