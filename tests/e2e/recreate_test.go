@@ -162,12 +162,25 @@ func checkStuckStatusStable(t *testing.T, env *framework.Env, pc versioned.Inter
 	}
 	// The first syncs of the new cluster may still write progress (the
 	// StatefulSet's pods turning Ready); the status settles within seconds.
-	framework.WaitFor(t, env.Ctx, time.Minute, "the stuck cluster's status settles", func(context.Context) (bool, error) {
-		before := get().ResourceVersion
-		time.Sleep(15 * time.Second) // several syncs and PD reads
-		after := get().ResourceVersion
-		framework.Observef(env.Ctx, "resourceVersion %s → %s", before, after)
-		return after == before, nil
+	// Settled means a watch from the current version sees no change for a
+	// quiet window spanning several syncs and PD reads.
+	framework.WaitFor(t, env.Ctx, time.Minute, "the stuck cluster's status settles", func(ctx context.Context) (bool, error) {
+		rv := get().ResourceVersion
+		quiet, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		w, err := pc.PingcapV1alpha1().TidbClusters(env.Namespace).Watch(quiet, metav1.ListOptions{
+			FieldSelector: "metadata.name=basic", ResourceVersion: rv})
+		if err != nil {
+			return false, nil
+		}
+		defer w.Stop()
+		select {
+		case ev, ok := <-w.ResultChan():
+			framework.Observef(ctx, "resourceVersion %s changed: %v (open %v)", rv, ev.Type, ok)
+			return false, nil
+		case <-quiet.Done():
+			return ctx.Err() == nil, nil
+		}
 	})
 }
 
