@@ -19,6 +19,7 @@ const module = "github.com/kubetidb/tidb-operator/"
 // abbreviations the table uses for long package paths.
 var abbreviations = map[string]string{
 	"v1alpha1":      "pkg/apis/pingcap/v1alpha1",
+	"…/components":  "pkg/apis/pingcap/v1alpha1/components",
 	"…/defaulting":  "pkg/apis/pingcap/v1alpha1/defaulting",
 	"…/validation":  "pkg/apis/pingcap/v1alpha1/validation",
 	"…/unsupported": "pkg/apis/pingcap/v1alpha1/unsupported",

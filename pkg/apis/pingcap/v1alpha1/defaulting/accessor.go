@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
 
 // Component names a TidbCluster component. The values are the JSON names of
@@ -12,7 +13,8 @@ import (
 // and in the app.kubernetes.io/component label.
 type Component string
 
-// The components NewComponentAccessor knows.
+// The components NewComponentAccessor knows: discovery and every
+// descriptor of package components (the constants are their names).
 const (
 	ComponentPD        Component = "pd"
 	ComponentTiKV      Component = "tikv"
@@ -24,21 +26,15 @@ const (
 	ComponentDiscovery Component = "discovery"
 )
 
-var defaultBaseImages = map[Component]string{
-	ComponentPD:      "pingcap/pd",
-	ComponentTiKV:    "pingcap/tikv",
-	ComponentTiDB:    "pingcap/tidb",
-	ComponentTiFlash: "pingcap/tiflash",
-	ComponentTiCDC:   "pingcap/ticdc",
-	ComponentPump:    "pingcap/tidb-binlog",
-	ComponentTiProxy: "pingcap/tiproxy",
-}
-
 // DefaultBaseImage returns the untagged image component c runs when its
-// baseImage is empty, such as "pingcap/pd". It returns "" for the discovery
-// component, which runs the operator's own image, and for unknown components.
+// baseImage is empty, such as "pingcap/pd" (its descriptor's BaseImage). It
+// returns "" for the discovery component, which runs the operator's own
+// image, and for unknown components.
 func DefaultBaseImage(c Component) string {
-	return defaultBaseImages[c]
+	if d := components.Lookup(string(c)); d != nil {
+		return d.BaseImage
+	}
+	return ""
 }
 
 // resolveBaseImage returns the base image component c uses (spec §2.2).
@@ -94,25 +90,13 @@ func NewComponentAccessor(tc *v1alpha1.TidbCluster, c Component) ComponentAccess
 		return a
 	}
 	a.cluster = &tc.Spec
-	s := &tc.Spec
-	switch {
-	case c == ComponentPD && s.PD != nil:
-		a.set(&s.PD.ComponentSpec, s.PD.BaseImage, s.PD.ServiceAccount)
-	case c == ComponentTiKV && s.TiKV != nil:
-		a.set(&s.TiKV.ComponentSpec, s.TiKV.BaseImage, s.TiKV.ServiceAccount)
-	case c == ComponentTiDB && s.TiDB != nil:
-		a.set(&s.TiDB.ComponentSpec, s.TiDB.BaseImage, s.TiDB.ServiceAccount)
-	case c == ComponentTiFlash && s.TiFlash != nil:
-		a.set(&s.TiFlash.ComponentSpec, s.TiFlash.BaseImage, s.TiFlash.ServiceAccount)
-	case c == ComponentTiCDC && s.TiCDC != nil:
-		a.set(&s.TiCDC.ComponentSpec, s.TiCDC.BaseImage, s.TiCDC.ServiceAccount)
-	case c == ComponentPump && s.Pump != nil:
-		a.set(&s.Pump.ComponentSpec, s.Pump.BaseImage, s.Pump.ServiceAccount)
-	case c == ComponentTiProxy && s.TiProxy != nil:
-		a.set(&s.TiProxy.ComponentSpec, s.TiProxy.BaseImage, s.TiProxy.ServiceAccount)
-	case c == ComponentDiscovery:
+	if c == ComponentDiscovery {
 		// Discovery is a value, not a pointer: it always exists.
-		a.set(&s.Discovery.ComponentSpec, "", "")
+		a.set(&tc.Spec.Discovery.ComponentSpec, "", "")
+	} else if d := components.Lookup(string(c)); d != nil {
+		if f, ok := d.Spec(&tc.Spec); ok {
+			a.set(f.Spec, *f.BaseImage, f.ServiceAccount)
+		}
 	}
 	return a
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
 
 // Defaults of the TidbCluster spec (spec §2.1–2.3).
@@ -44,14 +45,35 @@ func SetTidbClusterDefaults(tc *v1alpha1.TidbCluster) {
 	}
 	s := &tc.Spec
 	setClusterDefaults(s)
+	for _, d := range components.All {
+		setSharedDefaults(d, s)
+	}
 	setPDDefaults(s)
 	setPDMSDefaults(s)
 	setTiKVDefaults(s)
 	setTiDBDefaults(s)
-	setTiFlashDefaults(s)
 	setTiCDCDefaults(s)
-	setPumpDefaults(s)
-	setTiProxyDefaults(s)
+}
+
+// setSharedDefaults fills what d's descriptor says its spec shares with
+// others: the base image, and where the component has them the failover
+// and spare-volume counts and the scale parallelism. An absent component
+// is left nil.
+func setSharedDefaults(d *components.Descriptor, s *v1alpha1.TidbClusterSpec) {
+	f, ok := d.Spec(s)
+	if !ok {
+		return
+	}
+	*f.BaseImage = baseImageDefault(Component(d.Name), *f.BaseImage, f.Spec, s.Version)
+	if f.MaxFailoverCount != nil {
+		setIfNil(f.MaxFailoverCount, defaultMaxFailoverCount)
+	}
+	if f.SpareVolReplaceReplicas != nil {
+		setIfNil(f.SpareVolReplaceReplicas, defaultSpareVolReplaceReplicas)
+	}
+	if f.ScalePolicy != nil {
+		setScalePolicyDefaults(f.ScalePolicy)
+	}
 }
 
 func setClusterDefaults(s *v1alpha1.TidbClusterSpec) {
@@ -83,9 +105,6 @@ func setPDDefaults(s *v1alpha1.TidbClusterSpec) {
 	if pd == nil {
 		return
 	}
-	pd.BaseImage = baseImageDefault(ComponentPD, pd.BaseImage, &pd.ComponentSpec, s.Version)
-	setIfNil(&pd.MaxFailoverCount, defaultMaxFailoverCount)
-	setIfNil(&pd.SpareVolReplaceReplicas, defaultSpareVolReplaceReplicas)
 	// StartTimeout is a plain int: zero and negative cannot be told from unset.
 	if pd.StartTimeout <= 0 {
 		pd.StartTimeout = defaultPDStartTimeout
@@ -117,14 +136,10 @@ func setTiKVDefaults(s *v1alpha1.TidbClusterSpec) {
 	if kv == nil {
 		return
 	}
-	kv.BaseImage = baseImageDefault(ComponentTiKV, kv.BaseImage, &kv.ComponentSpec, s.Version)
-	setIfNil(&kv.MaxFailoverCount, defaultMaxFailoverCount)
-	setIfNil(&kv.SpareVolReplaceReplicas, defaultSpareVolReplaceReplicas)
 	if kv.EvictLeaderTimeout == nil || *kv.EvictLeaderTimeout == "" {
 		kv.EvictLeaderTimeout = ptr(defaultEvictLeaderTimeout)
 	}
 	setIfNil(&kv.WaitLeaderTransferBackTimeout, metav1.Duration{Duration: defaultWaitLeaderTransferBack})
-	setScalePolicyDefaults(&kv.ScalePolicy)
 }
 
 func setTiDBDefaults(s *v1alpha1.TidbClusterSpec) {
@@ -132,13 +147,10 @@ func setTiDBDefaults(s *v1alpha1.TidbClusterSpec) {
 	if db == nil {
 		return
 	}
-	db.BaseImage = baseImageDefault(ComponentTiDB, db.BaseImage, &db.ComponentSpec, s.Version)
-	setIfNil(&db.MaxFailoverCount, defaultMaxFailoverCount)
 	setIfNil(&db.SeparateSlowLog, true)
 	if db.Service != nil {
 		setIfNil(&db.Service.ExposeStatus, true)
 	}
-	setScalePolicyDefaults(&db.ScalePolicy)
 	// Only a config the user set gets the default, as in the TiDB Operator:
 	// without a config TiDB runs with its built-in defaults.
 	if db.Config != nil {
@@ -146,35 +158,12 @@ func setTiDBDefaults(s *v1alpha1.TidbClusterSpec) {
 	}
 }
 
-func setTiFlashDefaults(s *v1alpha1.TidbClusterSpec) {
-	tf := s.TiFlash
-	if tf == nil {
-		return
-	}
-	tf.BaseImage = baseImageDefault(ComponentTiFlash, tf.BaseImage, &tf.ComponentSpec, s.Version)
-	setIfNil(&tf.MaxFailoverCount, defaultMaxFailoverCount)
-	setScalePolicyDefaults(&tf.ScalePolicy)
-}
-
 func setTiCDCDefaults(s *v1alpha1.TidbClusterSpec) {
 	cdc := s.TiCDC
 	if cdc == nil {
 		return
 	}
-	cdc.BaseImage = baseImageDefault(ComponentTiCDC, cdc.BaseImage, &cdc.ComponentSpec, s.Version)
 	setIfNil(&cdc.GracefulShutdownTimeout, metav1.Duration{Duration: defaultTiCDCGracefulShutdown})
-}
-
-func setPumpDefaults(s *v1alpha1.TidbClusterSpec) {
-	if p := s.Pump; p != nil {
-		p.BaseImage = baseImageDefault(ComponentPump, p.BaseImage, &p.ComponentSpec, s.Version)
-	}
-}
-
-func setTiProxyDefaults(s *v1alpha1.TidbClusterSpec) {
-	if p := s.TiProxy; p != nil {
-		p.BaseImage = baseImageDefault(ComponentTiProxy, p.BaseImage, &p.ComponentSpec, s.Version)
-	}
 }
 
 // baseImageDefault returns the baseImage to store: the user's, else the
