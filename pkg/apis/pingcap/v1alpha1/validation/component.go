@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
 
 // reservedEnvNames are set by the operator in every main container; a user
@@ -37,18 +38,34 @@ type component struct {
 	replicas        int32
 	baseImage       string
 	storageVolumes  []v1alpha1.StorageVolume
-	needsDataVolume bool // requests.storage is the size of a required data PVC
+	needsDataVolume bool     // requests.storage is the size of a required data PVC
+	configTables    []string // config sections that must be TOML tables
+	pd              bool     // PD or a PD micro-service
 }
 
-// componentsOf lists the configured components of s in sync order; nil
-// components and nil spec.pdms entries are skipped.
+// componentsOf lists the configured components of s in declaration order
+// (components.All), each PD micro-service of spec.pdms after PD, discovery
+// last; nil components and nil spec.pdms entries are skipped.
 func componentsOf(s *v1alpha1.TidbClusterSpec, spec *field.Path) []component {
 	var out []component
-	if pd := s.PD; pd != nil {
-		out = append(out, component{name: "pd", title: "PD", path: spec.Child("pd"), spec: &pd.ComponentSpec,
-			requests: pd.Requests, limits: pd.Limits, config: pd.Config, hasReplicas: true, replicas: pd.Replicas, baseImage: pd.BaseImage,
-			storageVolumes: pd.StorageVolumes, needsDataVolume: true})
+	for _, d := range components.All {
+		if f, ok := d.Spec(s); ok {
+			out = append(out, component{name: d.Name, title: d.Title, path: spec.Child(d.Name), spec: f.Spec,
+				requests: f.Resources.Requests, limits: f.Resources.Limits, config: f.Config, configTables: d.ConfigTables,
+				hasReplicas: true, replicas: f.Replicas, baseImage: *f.BaseImage, storageVolumes: f.StorageVolumes,
+				needsDataVolume: d.NeedsDataVolume, pd: d.Kind == components.KindMember})
+		}
+		if d.Kind == components.KindMember {
+			out = append(out, pdmsOf(s, spec)...) // PD's micro-services follow PD
+		}
 	}
+	return append(out, component{name: "discovery", title: "Discovery", path: spec.Child("discovery"),
+		spec: &s.Discovery.ComponentSpec, requests: s.Discovery.Requests, limits: s.Discovery.Limits})
+}
+
+// pdmsOf lists the PD micro-services of spec.pdms; nil entries are skipped.
+func pdmsOf(s *v1alpha1.TidbClusterSpec, spec *field.Path) []component {
+	var out []component
 	for i, ms := range s.PDMS {
 		if ms == nil {
 			continue
@@ -59,35 +76,9 @@ func componentsOf(s *v1alpha1.TidbClusterSpec, spec *field.Path) []component {
 		}
 		out = append(out, component{name: "pdms", title: "PD micro-service " + ms.Name, path: spec.Child("pdms").Index(i),
 			spec: &ms.ComponentSpec, requests: ms.Requests, limits: ms.Limits, config: ms.Config, hasReplicas: true, replicas: ms.Replicas, baseImage: base,
-			storageVolumes: ms.StorageVolumes})
+			storageVolumes: ms.StorageVolumes, pd: true})
 	}
-	if kv := s.TiKV; kv != nil {
-		out = append(out, component{name: "tikv", title: "TiKV", path: spec.Child("tikv"), spec: &kv.ComponentSpec,
-			requests: kv.Requests, limits: kv.Limits, config: kv.Config, hasReplicas: true, replicas: kv.Replicas, baseImage: kv.BaseImage,
-			storageVolumes: kv.StorageVolumes, needsDataVolume: true})
-	}
-	if db := s.TiDB; db != nil {
-		out = append(out, component{name: "tidb", title: "TiDB", path: spec.Child("tidb"), spec: &db.ComponentSpec,
-			requests: db.Requests, limits: db.Limits, config: db.Config, hasReplicas: true, replicas: db.Replicas, baseImage: db.BaseImage, storageVolumes: db.StorageVolumes})
-	}
-	if tf := s.TiFlash; tf != nil {
-		out = append(out, component{name: "tiflash", title: "TiFlash", path: spec.Child("tiflash"), spec: &tf.ComponentSpec,
-			requests: tf.Requests, limits: tf.Limits, config: tf.Config, hasReplicas: true, replicas: tf.Replicas, baseImage: tf.BaseImage})
-	}
-	if cdc := s.TiCDC; cdc != nil {
-		out = append(out, component{name: "ticdc", title: "TiCDC", path: spec.Child("ticdc"), spec: &cdc.ComponentSpec,
-			requests: cdc.Requests, limits: cdc.Limits, config: cdc.Config, hasReplicas: true, replicas: cdc.Replicas, baseImage: cdc.BaseImage, storageVolumes: cdc.StorageVolumes})
-	}
-	if p := s.Pump; p != nil {
-		out = append(out, component{name: "pump", title: "Pump", path: spec.Child("pump"), spec: &p.ComponentSpec,
-			requests: p.Requests, limits: p.Limits, config: p.Config, hasReplicas: true, replicas: p.Replicas, baseImage: p.BaseImage, needsDataVolume: true})
-	}
-	if p := s.TiProxy; p != nil {
-		out = append(out, component{name: "tiproxy", title: "TiProxy", path: spec.Child("tiproxy"), spec: &p.ComponentSpec,
-			requests: p.Requests, limits: p.Limits, config: p.Config, hasReplicas: true, replicas: p.Replicas, baseImage: p.BaseImage, storageVolumes: p.StorageVolumes})
-	}
-	return append(out, component{name: "discovery", title: "Discovery", path: spec.Child("discovery"),
-		spec: &s.Discovery.ComponentSpec, requests: s.Discovery.Requests, limits: s.Discovery.Limits})
+	return out
 }
 
 // validateComponent runs the checks every component shares: replicas not
@@ -110,7 +101,7 @@ func validateComponent(c component) field.ErrorList {
 	}
 	errs = append(errs, validateResourceSizes(c.requests, c.path.Child("requests"))...)
 	errs = append(errs, validateResourceSizes(c.limits, c.path.Child("limits"))...)
-	errs = append(errs, validateConfigTables(c.name, c.config, c.path.Child("config"))...)
+	errs = append(errs, validateConfigTables(c.configTables, c.config, c.path.Child("config"))...)
 	return errs
 }
 

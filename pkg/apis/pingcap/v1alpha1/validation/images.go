@@ -53,27 +53,17 @@ func validateResourceSizes(list corev1.ResourceList, path *field.Path) field.Err
 	return errs
 }
 
-// configTables lists, per component, the config sections that are TOML
-// tables in the component's own configuration (and that the operator may
-// write defaults or TLS paths into): a scalar there makes the component
-// refuse to start, and the operator's defaults could not be set.
-var configTables = map[string][]string{
-	"pd": {"log", "schedule", "replication", "security", "pd-server", "dashboard", "metric", "label-property",
-		"replication-mode", "keyspace", "micro-service"},
-	"tikv": {"log", "server", "storage", "raftstore", "rocksdb", "raftdb", "security", "readpool", "coprocessor",
-		"pd", "import", "gc", "pessimistic-txn", "resolved-ts", "cdc", "backup", "memory", "quota", "split"},
-	"tidb": {"log", "security", "performance", "status", "prepared-plan-cache", "opentracing", "proxy-protocol",
-		"tikv-client", "binlog", "pessimistic-txn", "experimental", "isolation-read", "instance"},
-}
-
-// validateConfigTables reports a known section of component's config
-// written as a scalar (`storage = "big"` instead of `[storage]`).
-func validateConfigTables(component string, cfg *v1alpha1.Config, path *field.Path) field.ErrorList {
+// validateConfigTables reports a section of tables (the component's
+// descriptor's ConfigTables: TOML tables in the component's own
+// configuration, which the operator may write defaults or TLS paths into)
+// written as a scalar (`storage = "big"` instead of `[storage]`): the
+// component would refuse to start, and the defaults could not be set.
+func validateConfigTables(tables []string, cfg *v1alpha1.Config, path *field.Path) field.ErrorList {
 	if cfg == nil || cfg.Items == nil {
 		return nil
 	}
 	var errs field.ErrorList
-	for _, key := range configTables[component] {
+	for _, key := range tables {
 		v, ok := cfg.Items[key]
 		if !ok {
 			continue

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
 
 // The TidbCluster name begins the name of every object the operator makes
@@ -90,28 +91,28 @@ type clusterNameLimit struct {
 	max       int                                  // the longest allowed TidbCluster name
 }
 
-// clusterNameLimits are the limits of every component, in sync order.
-var clusterNameLimits = []clusterNameLimit{
-	{"spec.pd", "has(self.spec.pd)", func(s *v1alpha1.TidbClusterSpec) bool { return s.PD != nil },
-		"pd", "StatefulSet", MaxClusterNameWithPD},
-	{"spec.tikv", "has(self.spec.tikv)", func(s *v1alpha1.TidbClusterSpec) bool { return s.TiKV != nil },
-		"tikv", "StatefulSet", MaxClusterNameWithTiKV},
-	{"spec.tidb", "has(self.spec.tidb)", func(s *v1alpha1.TidbClusterSpec) bool { return s.TiDB != nil },
-		"tidb", "StatefulSet", MaxClusterNameWithTiDB},
-	{"spec.tiflash", "has(self.spec.tiflash)", func(s *v1alpha1.TidbClusterSpec) bool { return s.TiFlash != nil },
-		"tiflash", "StatefulSet", MaxClusterNameWithTiFlash},
-	{"spec.ticdc", "has(self.spec.ticdc)", func(s *v1alpha1.TidbClusterSpec) bool { return s.TiCDC != nil },
-		"ticdc", "StatefulSet", MaxClusterNameWithTiCDC},
-	{"spec.pump", "has(self.spec.pump)", func(s *v1alpha1.TidbClusterSpec) bool { return s.Pump != nil },
-		"pump", "StatefulSet", MaxClusterNameWithPump},
-	{"spec.tiproxy", "has(self.spec.tiproxy)", func(s *v1alpha1.TidbClusterSpec) bool { return s.TiProxy != nil },
-		"tiproxy", "StatefulSet", MaxClusterNameWithTiProxy},
-	{"spec.pdms tso", "has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'tso')",
+// clusterNameLimits are the limits of every component (components.All,
+// in declaration order), then of the PD micro-services and of the
+// discovery Service across Kubernetes.
+var clusterNameLimits = append(componentNameLimits(),
+	clusterNameLimit{"spec.pdms tso", "has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'tso')",
 		func(s *v1alpha1.TidbClusterSpec) bool { return hasPDMS(s, "tso") }, "tso", "StatefulSet", MaxClusterNameWithTSO},
-	{"spec.pdms scheduling", "has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'scheduling')",
+	clusterNameLimit{"spec.pdms scheduling", "has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'scheduling')",
 		func(s *v1alpha1.TidbClusterSpec) bool { return hasPDMS(s, "scheduling") }, "scheduling", "StatefulSet", MaxClusterNameWithScheduling},
-	{"spec.acrossK8s", "has(self.spec.acrossK8s) && self.spec.acrossK8s",
+	clusterNameLimit{"spec.acrossK8s", "has(self.spec.acrossK8s) && self.spec.acrossK8s",
 		func(s *v1alpha1.TidbClusterSpec) bool { return s.AcrossK8s }, "discovery", "Service", MaxClusterNameWithDiscovery},
+)
+
+// componentNameLimits bounds the name by each component's StatefulSet
+// <tc>-<name> (the MaxClusterNameWith* constants above).
+func componentNameLimits() []clusterNameLimit {
+	out := make([]clusterNameLimit, 0, len(components.All))
+	for _, d := range components.All {
+		out = append(out, clusterNameLimit{"spec." + d.Name, "has(self.spec." + d.Name + ")",
+			func(s *v1alpha1.TidbClusterSpec) bool { _, ok := d.Spec(s); return ok },
+			d.Name, "StatefulSet", MaxStatefulSetNameLength - len("-"+d.Name)})
+	}
+	return out
 }
 
 func hasPDMS(s *v1alpha1.TidbClusterSpec, name string) bool {

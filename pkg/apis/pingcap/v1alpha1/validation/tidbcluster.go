@@ -19,11 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
-
-// deleteSlotsComponents are the components whose pods may be picked for
-// scale-in through the annotation <component>.tidb.pingcap.com/delete-slots.
-var deleteSlotsComponents = []string{"pd", "tikv", "tidb", "tiflash", "ticdc", "tiproxy"}
 
 // deleteSlotsAnnotation returns the TidbCluster annotation listing the
 // ordinals of component's pods to delete first when scaling in.
@@ -72,12 +69,16 @@ func ValidateTidbCluster(tc *v1alpha1.TidbCluster) field.ErrorList {
 	return errs
 }
 
-// validateDeleteSlots checks that every delete-slots annotation is a JSON
+// validateDeleteSlots checks that every delete-slots annotation (of the
+// components whose descriptor has DeleteSlots) is a JSON
 // array of non-negative integers, such as [0, 3].
 func validateDeleteSlots(annotations map[string]string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, component := range deleteSlotsComponents {
-		key := deleteSlotsAnnotation(component)
+	for _, d := range components.All {
+		if !d.DeleteSlots {
+			continue
+		}
+		key := deleteSlotsAnnotation(d.Name)
 		value, ok := annotations[key]
 		if !ok {
 			continue
@@ -156,7 +157,7 @@ func validatePDNotStranding(s *v1alpha1.TidbClusterSpec, path *field.Path) field
 		return nil
 	}
 	for _, c := range componentsOf(s, path) {
-		if c.hasReplicas && c.name != "pd" && c.name != "pdms" && c.replicas > 0 {
+		if c.hasReplicas && !c.pd && c.replicas > 0 {
 			return field.ErrorList{field.Invalid(path.Child("pd", "replicas"), s.PD.Replicas,
 				"scaling PD to 0 would strand the other components ("+c.title+" has replicas)")}
 		}

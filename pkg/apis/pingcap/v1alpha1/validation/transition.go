@@ -3,11 +3,11 @@ package validation
 import (
 	"fmt"
 	"reflect"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
 
 // The update rules of the TiDB Operator's admission webhook (spec §3.1).
@@ -35,11 +35,6 @@ const (
 // instanceLabel is the label every object of a cluster carries with the
 // cluster's instance (label.InstanceLabelKey; this package imports nothing of ours).
 const instanceLabel = "app.kubernetes.io/instance"
-
-// configKeptComponents are the components whose config may not be removed
-// once it rendered their ConfigMap: without it they would mount the one
-// Helm used to make (TiCDC without config just runs without a file).
-var configKeptComponents = []string{"pd", "tikv", "tidb"}
 
 // pdImmutableSections are the sections of PD's config that PD persists at
 // its first start and then reads from its own storage, not from the file.
@@ -70,9 +65,22 @@ type Live struct {
 }
 
 // ComparesMountedConfig reports whether ValidateLive compares component's
-// mounted config file with the desired one (Live.MountedConfig): only PD,
-// whose schedule and replication sections may not change.
-func ComparesMountedConfig(component string) bool { return component == "pd" }
+// mounted config file with the desired one (Live.MountedConfig): those whose
+// descriptor says so (PD, whose schedule and replication sections may not
+// change).
+func ComparesMountedConfig(component string) bool {
+	d := components.Lookup(component)
+	return d != nil && d.ComparesMountedConfig
+}
+
+// configKept reports whether component's config may not be removed once it
+// rendered their ConfigMap (its descriptor's ConfigKept: without it PD, TiKV
+// and TiDB would mount the one Helm used to make; TiCDC without config just
+// runs without a file).
+func configKept(component string) bool {
+	d := components.Lookup(component)
+	return d != nil && d.ConfigKept
+}
 
 // ValidateLive returns the update rules tc breaks against what live says
 // its objects were built from: the instance label changed, a config that
@@ -86,7 +94,7 @@ func ValidateLive(tc *v1alpha1.TidbCluster, live Live) field.ErrorList {
 			fmt.Sprintf("the instance may not change: the cluster's %s objects were built with instance %q", live.Component, live.Instance)))
 	}
 	componentPath := field.NewPath("spec", live.Component)
-	if live.ConfigMap != "" && !live.RendersConfig && slices.Contains(configKeptComponents, live.Component) {
+	if live.ConfigMap != "" && !live.RendersConfig && configKept(live.Component) {
 		errs = append(errs, field.Required(componentPath.Child("config"), fmt.Sprintf(
 			"spec.%s.config may not be removed once set: the pods run with ConfigMap %s rendered from it; set config: {} for an empty one",
 			live.Component, live.ConfigMap)))
