@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -123,13 +124,15 @@ func scrapeJob(t Target, comp string, shard, shards int32) ScrapeConfig {
 func ClusterTLSPath(t Target) string { return path.Join(ClusterTLSDir, t.Namespace+"_"+t.Name) }
 
 // peerService is the headless Service whose name the component's
-// certificate carries.
+// certificate carries: <tc>-<component>-peer, or <tc>-<component> for a
+// component whose descriptor has HeadlessMember (Pump); TiFlash's proxy
+// runs in TiFlash's pods.
 func peerService(tc, comp string) string {
-	switch comp {
-	case TiFlashProxy:
-		return names.Peer(tc, label.TiFlashLabelVal)
-	case label.PumpLabelVal:
-		return names.Member(tc, label.PumpLabelVal)
+	if comp == TiFlashProxy {
+		comp = components.TiFlash.Name
+	}
+	if d := components.Lookup(comp); d != nil && d.HeadlessMember {
+		return names.Member(tc, comp)
 	}
 	return names.Peer(tc, comp)
 }

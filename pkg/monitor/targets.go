@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
@@ -32,7 +33,8 @@ const tiflashProxyPort = 20292
 
 // TargetOf returns the target of tc (nil: a cluster the operator cannot
 // read; ref is then all that is known, and PD, TiKV and TiDB are scraped).
-// Components appear in sync order; TiFlash brings its proxy too.
+// Components appear in sync order (components.InSyncOrder), each with its
+// descriptor's jobs: TiFlash brings its proxy too.
 func TargetOf(ref v1alpha1.TidbClusterRef, monitorNamespace string, tc *v1alpha1.TidbCluster) Target {
 	t := Target{Namespace: ref.Namespace, Name: ref.Name, ClusterDomain: ref.ClusterDomain}
 	if t.Namespace == "" {
@@ -46,19 +48,11 @@ func TargetOf(ref v1alpha1.TidbClusterRef, monitorNamespace string, tc *v1alpha1
 		t.ClusterDomain = tc.Spec.ClusterDomain
 	}
 	t.TLS = tc.Spec.TLSCluster != nil && tc.Spec.TLSCluster.Enabled
-	s := tc.Spec
-	add := func(present bool, comps ...string) {
-		if present {
-			t.Components = append(t.Components, comps...)
+	for _, d := range components.InSyncOrder() {
+		if _, ok := d.Spec(&tc.Spec); ok {
+			t.Components = append(t.Components, d.Jobs()...)
 		}
 	}
-	add(s.PD != nil, label.PDLabelVal)
-	add(s.TiProxy != nil, label.TiProxyLabelVal)
-	add(s.TiFlash != nil, label.TiFlashLabelVal, TiFlashProxy)
-	add(s.TiKV != nil, label.TiKVLabelVal)
-	add(s.Pump != nil, label.PumpLabelVal)
-	add(s.TiDB != nil, label.TiDBLabelVal)
-	add(s.TiCDC != nil, label.TiCDCLabelVal)
 	return t
 }
 

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
@@ -42,20 +43,14 @@ func withoutProgress(s *v1alpha1.TidbClusterStatus) *v1alpha1.TidbClusterStatus 
 		}
 		out.Conditions = append(out.Conditions, c)
 	}
-	for _, cs := range []*v1alpha1.ComponentStatus{&out.PD.ComponentStatus, &out.TiKV.ComponentStatus,
-		&out.TiDB.ComponentStatus, &out.TiFlash.ComponentStatus, &out.TiCDC.ComponentStatus,
-		&out.Pump.ComponentStatus, &out.TiProxy.ComponentStatus} {
+	for _, d := range components.All {
+		cs := d.Status(out)
 		replace := cs.VolReplaceInProgress
 		*cs = v1alpha1.ComponentStatus{VolReplaceInProgress: replace}
+		if d.ClearObserved != nil {
+			d.ClearObserved(out)
+		}
 	}
-	out.PD.Synced, out.PD.Members, out.PD.PeerMembers, out.PD.Leader = false, nil, nil, v1alpha1.PDMember{}
-	for _, st := range []*v1alpha1.TiKVStatus{&out.TiKV, &out.TiFlash} {
-		st.Synced, st.BootStrapped, st.Stores, st.PeerStores = false, false, nil, nil
-	}
-	out.TiDB.Members = nil
-	out.TiCDC.Synced, out.TiCDC.Captures = false, nil
-	out.Pump.Members = nil
-	out.TiProxy.Synced, out.TiProxy.Members = false, nil
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/unsupported"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/label"
@@ -22,42 +23,17 @@ const (
 	unsupportedMsgPrefix = "accepted but not acted on by this operator version: "
 )
 
-// optionalComponents are the spec.<name> components a cluster may have,
-// each run by a Component of the same name once it is built.
-var optionalComponents = []string{"tiflash", "ticdc", "pump", "tiproxy"}
-
-// componentPresent reports whether tc's spec has the component name.
-func componentPresent(tc *v1alpha1.TidbCluster, name string) bool {
-	s := &tc.Spec
-	switch name {
-	case "pd":
-		return s.PD != nil
-	case "tikv":
-		return s.TiKV != nil
-	case "tidb":
-		return s.TiDB != nil
-	case "tiflash":
-		return s.TiFlash != nil
-	case "ticdc":
-		return s.TiCDC != nil
-	case "pump":
-		return s.Pump != nil
-	case "tiproxy":
-		return s.TiProxy != nil
-	}
-	return false
-}
-
 // unsupportedFields lists, by JSON path, what tc's spec sets that nothing
-// acts on: components that have no Component in built, the registry's
+// acts on: components present that are not core (their descriptor's Core)
+// and have no Component in built, the registry's
 // TidbCluster fields (pkg/apis/pingcap/v1alpha1/unsupported, the list the
 // code-reading check hack/fieldcheck holds the code to), and values no
 // component renders. The list is sorted so its message is stable.
 func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string {
 	var out []string
-	for _, name := range optionalComponents {
-		if componentPresent(tc, name) && !built[name] {
-			out = append(out, "spec."+name)
+	for _, d := range components.Present(&tc.Spec) {
+		if !d.Core && !built[d.Name] {
+			out = append(out, "spec."+d.Name)
 		}
 	}
 	s := &tc.Spec
@@ -73,19 +49,17 @@ func unsupportedFields(tc *v1alpha1.TidbCluster, built map[string]bool) []string
 
 // scriptV2NotRendered names the components present whose start script has
 // a v2 generation in the TiDB Operator that this operator does not render
-// (TiFlash, TiCDC, Pump keep their one script), when spec.startScriptVersion
-// is v2; PD, TiKV and TiDB render theirs, TiProxy has one in both.
+// (descriptor ScriptV2NotRendered: TiFlash, TiCDC, Pump keep their one
+// script), when spec.startScriptVersion is v2; PD, TiKV and TiDB render
+// theirs, TiProxy has one in both.
 func scriptV2NotRendered(s *v1alpha1.TidbClusterSpec) string {
 	if s.StartScriptVersion != "v2" {
 		return ""
 	}
 	var comps []string
-	for _, c := range []struct {
-		name    string
-		present bool
-	}{{"tiflash", s.TiFlash != nil}, {"ticdc", s.TiCDC != nil}, {"pump", s.Pump != nil}} {
-		if c.present {
-			comps = append(comps, c.name)
+	for _, d := range components.Present(s) {
+		if d.ScriptV2NotRendered {
+			comps = append(comps, d.Name)
 		}
 	}
 	if len(comps) == 0 {

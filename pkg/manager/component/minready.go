@@ -7,21 +7,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/label"
-	"github.com/kubetidb/tidb-operator/pkg/names"
 )
-
-// minReadyComponents are the components whose rollout honours the
-// TidbCluster annotation tidb.pingcap.com/<component>-min-ready-seconds, as
-// the TiDB Operator's do (TiProxy has its own, tiproxy/hooks.go).
-var minReadyComponents = map[string]bool{names.PD: true, names.TiKV: true, names.TiDB: true, names.TiFlash: true}
 
 // MinReadySeconds is how long a restarted pod of component must have been
 // Ready before a rollout counts it available: the TidbCluster annotation
 // tidb.pingcap.com/<component>-min-ready-seconds, 0 when absent, negative
 // or unreadable (an unreadable value must not stop a rollout for good).
+// Only the components whose descriptor has MinReady honour it, as the TiDB
+// Operator's do (TiProxy has its own, tiproxy/hooks.go).
 func MinReadySeconds(tc *v1alpha1.TidbCluster, component string) time.Duration {
-	if !minReadyComponents[component] {
+	if d := components.Lookup(component); d == nil || !d.MinReady {
 		return 0
 	}
 	v, ok := tc.Annotations[label.MinReadySecondsAnnotation(component)]

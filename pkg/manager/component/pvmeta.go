@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 )
 
@@ -74,15 +75,23 @@ func (s PVState) Holds(pv *corev1.PersistentVolume) bool {
 }
 
 // AwaitsMetaLabels reports whether the reclaim step should leave pvc's PV
-// to the meta labeller for now: a PD, TiKV or TiFlash PVC without the
-// cluster-id label yet, younger than MetaLabelWait.
+// to the meta labeller for now: a PVC of a component with PD identities
+// (HasPDIdentity: PD, TiKV, TiFlash) without the cluster-id label yet,
+// younger than MetaLabelWait.
 func AwaitsMetaLabels(pvc *corev1.PersistentVolumeClaim, now time.Time) bool {
-	switch pvc.Labels[label.ComponentLabelKey] {
-	case label.PDLabelVal, label.TiKVLabelVal, label.TiFlashLabelVal:
-	default:
+	if !HasPDIdentity(pvc.Labels[label.ComponentLabelKey]) {
 		return false
 	}
 	return pvc.Labels[label.ClusterIDLabelKey] == "" && now.Sub(pvc.CreationTimestamp.Time) < MetaLabelWait
+}
+
+// HasPDIdentity reports whether the component named by an
+// app.kubernetes.io/component value gets member or store IDs from PD (its
+// descriptor's Kind: PD, TiKV, TiFlash), which the meta labeller copies onto
+// its pods, PVCs and PVs.
+func HasPDIdentity(componentLabel string) bool {
+	d := components.Lookup(componentLabel)
+	return d != nil && d.Kind.HasPDIdentity()
 }
 
 // HasAll reports whether have holds every key of want with its value (a

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/names"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 )
 
 // UnappliedVolumeAttributesClasses names, by spec path, the
@@ -65,7 +65,7 @@ func attributesClassPath(component, claim string) string {
 	base := "spec." + component
 	var i int
 	switch {
-	case component == names.TiFlash:
+	case claimsAreDataDisks(component):
 		if _, err := fmt.Sscanf(claim, "data%d", &i); err == nil {
 			return fmt.Sprintf("%s.storageClaims[%d].volumeAttributesClassName", base, i)
 		}
@@ -73,6 +73,13 @@ func attributesClassPath(component, claim string) string {
 		return fmt.Sprintf("%s.storageVolumes[%s].volumeAttributesClassName", base, strings.TrimPrefix(claim, component+"-"))
 	}
 	return base + ".volumeAttributesClassName"
+}
+
+// claimsAreDataDisks reports whether component's data volumes are its
+// storageClaims (TiFlash's data<i>), by its descriptor.
+func claimsAreDataDisks(component string) bool {
+	d := components.Lookup(component)
+	return d != nil && d.StorageClaims
 }
 
 func classOf(t corev1.PersistentVolumeClaim) string {
@@ -92,37 +99,12 @@ func hasAttributesClass(templates []corev1.PersistentVolumeClaim) bool {
 }
 
 // setsAttributesClass reports whether tc sets a volume attributes class
-// anywhere in the named component's spec.
+// anywhere in the named component's spec (its descriptor's Fields).
 func setsAttributesClass(tc *v1alpha1.TidbCluster, component string) bool {
-	s := &tc.Spec
-	switch {
-	case component == names.PD && s.PD != nil:
-		return s.PD.VolumeAttributesClassName != nil || volumesSetClass(s.PD.StorageVolumes)
-	case component == names.TiKV && s.TiKV != nil:
-		return s.TiKV.VolumeAttributesClassName != nil || volumesSetClass(s.TiKV.StorageVolumes)
-	case component == names.TiDB && s.TiDB != nil:
-		return s.TiDB.VolumeAttributesClassName != nil || volumesSetClass(s.TiDB.StorageVolumes)
-	case component == names.TiCDC && s.TiCDC != nil:
-		return s.TiCDC.VolumeAttributesClassName != nil || volumesSetClass(s.TiCDC.StorageVolumes)
-	case component == names.TiProxy && s.TiProxy != nil:
-		return s.TiProxy.VolumeAttributesClassName != nil || volumesSetClass(s.TiProxy.StorageVolumes)
-	case component == names.Pump && s.Pump != nil:
-		return s.Pump.VolumeAttributesClassName != nil
-	case component == names.TiFlash && s.TiFlash != nil:
-		for _, c := range s.TiFlash.StorageClaims {
-			if c.VolumeAttributesClassName != nil {
-				return true
-			}
-		}
+	d := components.Lookup(component)
+	if d == nil {
+		return false
 	}
-	return false
-}
-
-func volumesSetClass(volumes []v1alpha1.StorageVolume) bool {
-	for _, v := range volumes {
-		if v.VolumeAttributesClassName != nil {
-			return true
-		}
-	}
-	return false
+	f, ok := d.Spec(&tc.Spec)
+	return ok && f.SetsAttributesClass()
 }

@@ -96,9 +96,7 @@ type leftOnce struct {
 // Entries older than MetaLabelWait are forgotten, so the map holds only the
 // PVCs of recent syncs.
 func (l *leftOnce) leaveOnce(pvc *corev1.PersistentVolumeClaim, now time.Time) bool {
-	switch pvc.Labels[label.ComponentLabelKey] {
-	case label.PDLabelVal, label.TiKVLabelVal, label.TiFlashLabelVal:
-	default:
+	if !component.HasPDIdentity(pvc.Labels[label.ComponentLabelKey]) {
 		return false
 	}
 	if pvc.Labels[label.ClusterIDLabelKey] != "" {

@@ -120,6 +120,12 @@ type Descriptor struct {
 	// comparison of two statuses; nil when there is nothing more.
 	ClearObserved func(s *v1alpha1.TidbClusterStatus)
 
+	// HeadlessMember is set when the component's headless Service is
+	// <tc>-<name> (Pump), not <tc>-<name>-peer.
+	HeadlessMember bool
+	// StorageClaims is set when the data volumes are spec.<name>.storageClaims
+	// (claim templates data0, data1, …: TiFlash).
+	StorageClaims bool
 	// NeedsDataVolume is set when requests.storage sizes a required data PVC.
 	NeedsDataVolume bool
 	// ConfigTables are the config sections that are TOML tables in the

@@ -79,7 +79,7 @@ var TiFlash = Descriptor{
 	},
 	Status:        func(s *v1alpha1.TidbClusterStatus) *v1alpha1.ComponentStatus { return &s.TiFlash.ComponentStatus },
 	ClearObserved: func(s *v1alpha1.TidbClusterStatus) { clearStores(&s.TiFlash) },
-	DeleteSlots:   true, MinReady: true, ScriptV2NotRendered: true,
+	DeleteSlots:   true, MinReady: true, ScriptV2NotRendered: true, StorageClaims: true,
 	MonitorJobs: []string{"tiflash", "tiflash-proxy"},
 }
 
@@ -114,7 +114,7 @@ var Pump = Descriptor{
 	},
 	Status:          func(s *v1alpha1.TidbClusterStatus) *v1alpha1.ComponentStatus { return &s.Pump.ComponentStatus },
 	ClearObserved:   func(s *v1alpha1.TidbClusterStatus) { s.Pump.Members = nil },
-	NeedsDataVolume: true, ScriptV2NotRendered: true,
+	NeedsDataVolume: true, ScriptV2NotRendered: true, HeadlessMember: true,
 }
 
 // TiProxy is the SQL proxy (spec.tiproxy).
