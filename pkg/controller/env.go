@@ -7,9 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
-	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
@@ -30,7 +30,8 @@ func NewApplier(deps *Dependencies) *apply.Applier {
 // NewEnv returns what the TidbCluster members are built from: deps' write
 // layer and caches, one PD control and HTTP transport cache for every
 // component client (TLS from each cluster's client Secret), and the
-// command line's failover settings.
+// command line's failover settings (one --<component>-failover-period flag
+// per component with failover, keyed by its descriptor's name).
 func NewEnv(deps *Dependencies) *component.Env {
 	httpClients := pdapi.NewHTTPClientCache(secretTLS(deps))
 	cfg := deps.CLIConfig
@@ -48,8 +49,8 @@ func NewEnv(deps *Dependencies) *component.Env {
 		Clock:        deps.Clock,
 		AutoFailover: cfg.AutoFailover,
 		FailoverPeriods: map[string]time.Duration{
-			names.PD: cfg.PDFailoverPeriod, names.TiKV: cfg.TiKVFailoverPeriod,
-			names.TiDB: cfg.TiDBFailoverPeriod, names.TiFlash: cfg.TiFlashFailoverPeriod,
+			components.PD.Name: cfg.PDFailoverPeriod, components.TiKV.Name: cfg.TiKVFailoverPeriod,
+			components.TiDB.Name: cfg.TiDBFailoverPeriod, components.TiFlash.Name: cfg.TiFlashFailoverPeriod,
 		},
 		NodeFailure: component.NodeFailureConfig{
 			Detect: cfg.DetectNodeFailure, HardRecoveryPeriod: cfg.PodHardRecoveryPeriod,
