@@ -80,6 +80,16 @@ func readFields(readers, accessorPkgs []*packages.Package, isAccessor func(*type
 	}
 	acc := indexPackages(accessorPkgs)
 	var todo []*types.Func
+	// Code outside any function (the component descriptors' Spec closures) reads for
+	// every accessor that calls through the descriptors.
+	if r, ok := acc[nil]; ok {
+		for f := range r.fields {
+			read[f] = true
+		}
+		for fn := range r.calls {
+			todo = append(todo, fn)
+		}
+	}
 	for fn := range named {
 		if isAccessor(fn) {
 			todo = append(todo, fn)
