@@ -7,15 +7,11 @@ import (
 )
 
 // upgradeBlocker returns why the component must not restart pods now: a
-// component it names (UpgradeBlocked) is present and scaling, upgrading
+// component its Traits name (UpgradeBlockers) is present and scaling, upgrading
 // or replacing a member's volumes (until the replaced pod is back).
 // It returns "" when the component names none or none is busy.
 func (m *Manager) upgradeBlocker(tc *v1alpha1.TidbCluster) string {
-	b, ok := m.comp.(UpgradeBlocked)
-	if !ok {
-		return ""
-	}
-	for _, name := range b.UpgradeBlockers() {
+	for _, name := range m.comp.Traits().UpgradeBlockers {
 		peer, ok := m.peers.Get(name)
 		if !ok || !peer.Enabled(tc) {
 			continue

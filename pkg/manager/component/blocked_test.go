@@ -21,7 +21,7 @@ func (s stubComponent) Name() string                                     { retur
 func (s stubComponent) Enabled(*v1alpha1.TidbCluster) bool               { return true }
 func (s stubComponent) Replicas(*v1alpha1.TidbCluster) int32             { return 1 }
 func (s stubComponent) Services(*v1alpha1.TidbCluster) []*corev1.Service { return nil }
-func (s stubComponent) UpgradeBlockers() []string                        { return s.blockers }
+func (s stubComponent) Traits() Traits                                   { return Traits{UpgradeBlockers: s.blockers} }
 func (s stubComponent) ConfigData(*v1alpha1.TidbCluster) (map[string]string, error) {
 	return nil, nil
 }

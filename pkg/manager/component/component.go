@@ -37,4 +37,35 @@ type Component interface {
 	// named configMap ("" when there is none). Replicas and partition are
 	// set by the skeleton.
 	StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*appsv1.StatefulSet, error)
+	// Traits are the component's fixed facts the skeleton asks for.
+	Traits() Traits
+}
+
+// Traits are the facts about a component that no sync computes: the
+// skeleton reads them where it would otherwise need a hook returning a
+// constant. The zero value is the common case.
+type Traits struct {
+	// UpgradeBlockers name the components whose Upgrade or Scale phase (or
+	// a member's volume replacement) holds back this one's rollout: the
+	// TiDB Operator's table, spec §6.3 (TiKV waits for PD and TiFlash; TiDB
+	// for PD, TiKV, TiFlash and Pump).
+	UpgradeBlockers []string
+	// FreeScaleIn components' pods may go without preparation (TiDB,
+	// TiProxy): nothing outside the pod knows them. Without it and without
+	// a ScaleInPreparer the skeleton refuses to scale in.
+	FreeScaleIn bool
+	// ReloadsConfig components reload their config file by themselves
+	// (TiProxy): their ConfigMap is always updated in place, whatever
+	// configUpdateStrategy says, and a config change restarts no pod.
+	ReloadsConfig bool
+	// NoPartition components (Pump) roll their pods with the StatefulSet
+	// controller's plain RollingUpdate, as the TiDB Operator does for them:
+	// the skeleton keeps the partition at 0, so a new template restarts
+	// every pod, highest ordinal first, each once the one before is Ready
+	// again. The new template is still applied only when the planner would
+	// restart a pod, so UpgradeBlockers hold the rollout back until it
+	// starts; once applied, the rollout is the StatefulSet controller's.
+	// Without it the skeleton moves the partition and restarts one pod per
+	// step.
+	NoPartition bool
 }

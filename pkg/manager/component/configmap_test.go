@@ -62,7 +62,7 @@ type reloader struct {
 	reloads bool
 }
 
-func (r reloader) ReloadsConfig() bool { return r.reloads }
+func (r reloader) Traits() Traits { return Traits{ReloadsConfig: r.reloads} }
 
 // TestConfigReloaderIsAlwaysInPlace: a component that reloads its config
 // gets its ConfigMap updated in place even under RollingUpdate.
@@ -93,6 +93,7 @@ func (n named) ConfigData(*v1alpha1.TidbCluster) (map[string]string, error) { re
 func (n named) StatefulSet(*v1alpha1.TidbCluster, string) (*appsv1.StatefulSet, error) {
 	return nil, nil
 }
+func (n named) Traits() Traits { return Traits{} }
 
 // TestSameAsInUseReadsDataOnlyWhenTheHashDiffers: the cache holds our
 // ConfigMaps without data; a recorded hash equal to desired's means the

@@ -40,8 +40,8 @@ type ReadinessReporter interface {
 
 // ScaleInPreparer prepares removing the pod with ordinal (delete the PD
 // member, take the store to Tombstone) and returns nil once it may go.
-// Without it the component refuses to scale in: removing a member needs
-// the component's own preparation.
+// Without it the component refuses to scale in, as removing a member needs
+// the component's own preparation, unless its Traits say FreeScaleIn.
 type ScaleInPreparer interface {
 	PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
 }
@@ -84,13 +84,6 @@ type PodMaintainer interface {
 // Without it a Ready pod is healthy.
 type HealthChecker interface {
 	PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
-}
-
-// UpgradeBlocked components name the components whose Upgrade or Scale
-// phase holds back their rollout (the TiDB Operator's table, spec §6.3:
-// TiKV waits for PD and TiFlash; TiDB for PD, TiKV, TiFlash and Pump).
-type UpgradeBlocked interface {
-	UpgradeBlockers() []string
 }
 
 // ForceUpgrader reports whether every pod should restart at once.
@@ -137,34 +130,12 @@ type CreateFinisher interface {
 	FinishCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
 }
 
-// ConfigReloader components reload their config file by themselves
-// (TiProxy): their ConfigMap is always updated in place, whatever
-// configUpdateStrategy says, and a config change restarts no pod.
-type ConfigReloader interface {
-	ReloadsConfig() bool
-}
-
-// NoPartition components (Pump) roll their pods with the StatefulSet
-// controller's plain RollingUpdate, as the TiDB Operator does for them: the
-// skeleton keeps the partition at 0, so a new template restarts every pod,
-// highest ordinal first, each once the one before is Ready again. The new
-// template is still applied only when the planner would restart a pod, so
-// UpgradeBlockers hold the rollout back until it starts; once applied, the
-// rollout is the StatefulSet controller's. Without it (or when it returns
-// false) the skeleton moves the partition and restarts one pod per step.
-type NoPartition interface {
-	NoPartition() bool
-}
-
 // partitioned reports whether the skeleton moves comp's partition.
-func partitioned(comp Component) bool {
-	n, ok := comp.(NoPartition)
-	return !ok || !n.NoPartition()
-}
+func partitioned(comp Component) bool { return !comp.Traits().NoPartition }
 
 // configStrategy is the component's effective configUpdateStrategy.
 func configStrategy(tc *v1alpha1.TidbCluster, comp Component) v1alpha1.ConfigUpdateStrategy {
-	if r, ok := comp.(ConfigReloader); ok && r.ReloadsConfig() {
+	if comp.Traits().ReloadsConfig {
 		return v1alpha1.ConfigUpdateStrategyInPlace
 	}
 	return defaulting.NewComponentAccessor(tc, defaulting.Component(comp.Name())).ConfigUpdateStrategy()

@@ -243,10 +243,13 @@ func (m *Manager) scaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, replica
 const scaleInRevisit = 10 * time.Second
 
 // preScaleIn lets the component release the ordinal; a component without
-// a ScaleInPreparer refuses to scale in.
+// a ScaleInPreparer refuses to scale in unless its Traits say FreeScaleIn.
 func (m *Manager) preScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
 	p, ok := m.comp.(ScaleInPreparer)
 	if !ok {
+		if m.comp.Traits().FreeScaleIn {
+			return nil
+		}
 		return flow.Requeue("scale-in is not supported for %s", m.comp.Name())
 	}
 	return p.PreScaleIn(ctx, tc, ordinal)

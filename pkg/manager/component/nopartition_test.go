@@ -17,7 +17,7 @@ import (
 // RollingUpdate (as Pump is).
 type unpartitioned struct{ observedComponent }
 
-func (unpartitioned) NoPartition() bool { return true }
+func (unpartitioned) Traits() component.Traits { return component.Traits{NoPartition: true} }
 
 func partitionOf(t *testing.T, sts *appsv1.StatefulSet) int32 {
 	t.Helper()

@@ -80,6 +80,10 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
+// Traits are the zero value: PD waits for no other component, and its
+// members are removed from PD before they go (PreScaleIn).
+func (c *Component) Traits() component.Traits { return component.Traits{} }
+
 // Observe fills status.pd from PD's API; see observeMembers. Then, unless
 // the cluster is paused, PD's pods, PVCs and PVs get the meta labels
 // (Meta). Before the StatefulSet exists there is no PD to ask. Why PD

@@ -57,8 +57,6 @@ var (
 	_ component.Observer        = (*Component)(nil)
 	_ component.Gated           = (*Component)(nil)
 	_ component.ScaleInPreparer = (*Component)(nil)
-	_ component.UpgradeBlocked  = (*Component)(nil)
-	_ component.NoPartition     = (*Component)(nil)
 )
 
 // Name is "pump".
@@ -99,14 +97,13 @@ func (c *Component) Gate(tc *v1alpha1.TidbCluster) string {
 	return ""
 }
 
-// UpgradeBlockers holds Pump's rollout back while PD, TiKV or TiFlash scale or upgrade, as the TiDB
-// Operator withholds the StatefulSet update while they upgrade (spec §6.3: PD → TiKV/TiFlash → Pump →
-// TiDB). The skeleton also waits while they scale.
-func (c *Component) UpgradeBlockers() []string { return []string{names.PD, names.TiKV, names.TiFlash} }
-
-// NoPartition is true: Pump's StatefulSet uses a plain RollingUpdate, and the StatefulSet controller
-// restarts the pumps one by one, each once the one before is Ready (spec §6.1).
-func (c *Component) NoPartition() bool { return true }
+// Traits: Pump's rollout waits while PD, TiKV or TiFlash scale or upgrade, as the TiDB Operator
+// withholds the StatefulSet update while they upgrade (spec §6.3: PD → TiKV/TiFlash → Pump → TiDB;
+// the skeleton also waits while they scale); and its StatefulSet uses a plain RollingUpdate, the
+// StatefulSet controller restarting the pumps one by one, each once the one before is Ready (spec §6.1).
+func (c *Component) Traits() component.Traits {
+	return component.Traits{UpgradeBlockers: []string{names.PD, names.TiKV, names.TiFlash}, NoPartition: true}
+}
 
 // Observe fills status.pump.members from the binlog registry; see observeMembers. Before the
 // StatefulSet exists there is no pump to ask and members are cleared.

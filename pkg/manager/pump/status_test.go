@@ -85,10 +85,10 @@ func TestGate(t *testing.T) {
 	if reason := c.Gate(tc); reason != "" {
 		t.Errorf("PD available: %q", reason)
 	}
-	if got := c.UpgradeBlockers(); !cmp.Equal(got, []string{"pd", "tikv", "tiflash"}) {
+	if got := c.Traits().UpgradeBlockers; !cmp.Equal(got, []string{"pd", "tikv", "tiflash"}) {
 		t.Errorf("UpgradeBlockers = %v", got)
 	}
-	if !c.NoPartition() {
+	if !c.Traits().NoPartition {
 		t.Error("Pump rolls with a plain RollingUpdate")
 	}
 }

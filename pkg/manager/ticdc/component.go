@@ -60,7 +60,6 @@ var (
 	_ component.ScaleInPreparer   = (*Component)(nil)
 	_ component.UpgradePreparer   = (*Component)(nil)
 	_ component.UpgradeUndoer     = (*Component)(nil)
-	_ component.UpgradeBlocked    = (*Component)(nil)
 )
 
 // Name is "ticdc".
@@ -104,8 +103,8 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// UpgradeBlockers holds TiCDC's rollout while PD, TiKV, TiFlash, Pump or TiDB scale or upgrade
-// (spec §6.3): TiCDC restarts last, once the cluster it replicates from is settled.
-func (c *Component) UpgradeBlockers() []string {
-	return []string{names.PD, names.TiKV, names.TiFlash, names.Pump, names.TiDB}
+// Traits: TiCDC's rollout waits while PD, TiKV, TiFlash, Pump or TiDB scale or upgrade (spec
+// §6.3): TiCDC restarts last, once the cluster it replicates from is settled.
+func (c *Component) Traits() component.Traits {
+	return component.Traits{UpgradeBlockers: []string{names.PD, names.TiKV, names.TiFlash, names.Pump, names.TiDB}}
 }

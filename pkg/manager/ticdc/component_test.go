@@ -58,7 +58,7 @@ func TestGate(t *testing.T) {
 // TestUpgradeBlockers is spec §6.3: TiCDC restarts after every other component settled.
 func TestUpgradeBlockers(t *testing.T) {
 	t.Parallel()
-	got := New(&component.Env{}).UpgradeBlockers()
+	got := New(&component.Env{}).Traits().UpgradeBlockers
 	if want := []string{"pd", "tikv", "tiflash", "pump", "tidb"}; !slices.Equal(got, want) {
 		t.Errorf("UpgradeBlockers = %v, want %v", got, want)
 	}

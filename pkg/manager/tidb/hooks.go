@@ -12,19 +12,19 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
-// PreScaleIn returns nil: a TiDB server needs no decommissioning.
-func (c *Component) PreScaleIn(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
-
 // PodHealthy reports whether the pod's status port answered.
 func (c *Component) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {
 	return tc.Status.TiDB.Members[podName].Health
 }
 
-// UpgradeBlockers holds TiDB's rollout while PD, TiKV, TiFlash or Pump
-// scale or upgrade (spec §6.3): TiDB restarts on top of a changing
-// storage layer add failures.
-func (c *Component) UpgradeBlockers() []string {
-	return []string{names.PD, names.TiKV, names.TiFlash, "pump"}
+// Traits: TiDB's rollout waits while PD, TiKV, TiFlash or Pump scale or
+// upgrade (spec §6.3), as TiDB restarts on top of a changing storage layer
+// add failures; a TiDB server needs no decommissioning to scale in.
+func (c *Component) Traits() component.Traits {
+	return component.Traits{
+		UpgradeBlockers: []string{names.PD, names.TiKV, names.TiFlash, names.Pump},
+		FreeScaleIn:     true,
+	}
 }
 
 // NotReady reports TiDBUnhealthy while fewer servers answer than desired.

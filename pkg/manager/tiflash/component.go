@@ -69,7 +69,6 @@ var (
 	_ component.ScaleInPreparer   = (*Component)(nil)
 	_ component.UpgradeUndoer     = (*Component)(nil)
 	_ component.HealthChecker     = (*Component)(nil)
-	_ component.UpgradeBlocked    = (*Component)(nil)
 	_ component.ScaleOutStepper   = (*Component)(nil)
 	_ component.FailoverHandler   = (*Component)(nil)
 )
@@ -109,9 +108,10 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// UpgradeBlockers holds TiFlash's rollout while PD scales or upgrades
-// (spec §6.3).
-func (c *Component) UpgradeBlockers() []string { return []string{names.PD} }
+// Traits: TiFlash's rollout waits while PD scales or upgrades (spec §6.3).
+func (c *Component) Traits() component.Traits {
+	return component.Traits{UpgradeBlockers: []string{names.PD}}
+}
 
 // ScaleOutStep is spec.tiflash.scalePolicy.scaleOutParallelism.
 func (c *Component) ScaleOutStep(tc *v1alpha1.TidbCluster) int32 {

@@ -62,7 +62,6 @@ var (
 	_ component.UpgradeUndoer     = (*Component)(nil)
 	_ component.UpgradeFinisher   = (*Component)(nil)
 	_ component.HealthChecker     = (*Component)(nil)
-	_ component.UpgradeBlocked    = (*Component)(nil)
 	_ component.ScaleOutStepper   = (*Component)(nil)
 	_ component.FailoverHandler   = (*Component)(nil)
 	_ component.PodMaintainer     = (*Component)(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
@@ -158,9 +159,11 @@ func (c *Component) EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) er
 	return nil
 }
 
-// UpgradeBlockers holds TiKV's rollout while PD or TiFlash scale or
-// upgrade (spec §6.3).
-func (c *Component) UpgradeBlockers() []string { return []string{names.PD, names.TiFlash} }
+// Traits: TiKV's rollout waits while PD or TiFlash scale or upgrade
+// (spec §6.3).
+func (c *Component) Traits() component.Traits {
+	return component.Traits{UpgradeBlockers: []string{names.PD, names.TiFlash}}
+}
 
 // ScaleOutStep is spec.tikv.scalePolicy.scaleOutParallelism.
 func (c *Component) ScaleOutStep(tc *v1alpha1.TidbCluster) int32 {

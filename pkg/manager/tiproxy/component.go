@@ -47,12 +47,9 @@ var (
 	_ component.Component         = (*Component)(nil)
 	_ component.Observer          = (*Component)(nil)
 	_ component.Gated             = (*Component)(nil)
-	_ component.ConfigReloader    = (*Component)(nil)
 	_ component.ReadinessReporter = (*Component)(nil)
-	_ component.ScaleInPreparer   = (*Component)(nil)
 	_ component.UpgradeUndoer     = (*Component)(nil)
 	_ component.HealthChecker     = (*Component)(nil)
-	_ component.UpgradeBlocked    = (*Component)(nil)
 )
 
 // Name is "tiproxy".
@@ -93,12 +90,20 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// UpgradeBlockers holds TiProxy's rollout while PD scales or upgrades,
-// because a restarted proxy must find the TiDB servers through PD. The
-// TiDB Operator holds it back only while TiProxy itself scales; TiDB's
-// rollout does not hold it, since TiProxy moves its sessions off a
-// restarting TiDB by itself.
-func (c *Component) UpgradeBlockers() []string { return []string{names.PD} }
+// Traits: TiProxy's rollout waits while PD scales or upgrades, because a
+// restarted proxy must find the TiDB servers through PD (the TiDB Operator
+// holds it back only while TiProxy itself scales; TiDB's rollout does not
+// hold it, since TiProxy moves its sessions off a restarting TiDB by
+// itself); a proxy
+// keeps no data and needs no decommissioning to scale in (its clients are
+// drained by TiProxy itself when the pod stops, graceful-close-conn-timeout;
+// the skeleton marks the PVCs of its storage volumes for deferred deletion,
+// as the TiDB Operator does); and it watches its config file and applies a
+// change without a restart, so its ConfigMap is updated in place whatever
+// configUpdateStrategy says (as the TiDB Operator does).
+func (c *Component) Traits() component.Traits {
+	return component.Traits{UpgradeBlockers: []string{names.PD}, FreeScaleIn: true, ReloadsConfig: true}
+}
 
 // Observe fills status.tiproxy.members; see observeMembers. Before the
 // StatefulSet exists there is no proxy to ask and members are cleared.
@@ -113,8 +118,3 @@ func (c *Component) Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *
 	}
 	return observeMembers(ctx, c.tiproxy, c.pods, c.clock, tc, sts)
 }
-
-// ReloadsConfig is true: TiProxy watches its config file and applies a
-// change without a restart, so its ConfigMap is updated in place whatever
-// configUpdateStrategy says (as the TiDB Operator does).
-func (c *Component) ReloadsConfig() bool { return true }

@@ -20,12 +20,6 @@ import (
 // healthy than spec.tiproxy.replicas (the TiDB Operator's).
 const ReasonUnhealthy = "TiProxyUnhealthy"
 
-// PreScaleIn returns nil: a proxy keeps no data and needs no
-// decommissioning. Its clients are drained by TiProxy itself when the pod
-// stops (graceful-close-conn-timeout); the skeleton marks the PVCs of its
-// storage volumes for deferred deletion, as the TiDB Operator does.
-func (c *Component) PreScaleIn(context.Context, *v1alpha1.TidbCluster, int32) error { return nil }
-
 // PodHealthy reports whether the proxy answered its health check when the
 // sync observed it.
 func (c *Component) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {

@@ -160,10 +160,10 @@ func TestReadinessAndHealth(t *testing.T) {
 	if reason, _ := c.NotReady(tc); reason != "" {
 		t.Errorf("2 healthy of 2: NotReady = %q", reason)
 	}
-	if err := c.PreScaleIn(context.Background(), tc, 2); err != nil {
-		t.Errorf("PreScaleIn = %v; a proxy keeps no data", err)
+	if !c.Traits().FreeScaleIn || !c.Traits().ReloadsConfig {
+		t.Errorf("Traits %+v: a proxy keeps no data and reloads its config", c.Traits())
 	}
-	if got := c.UpgradeBlockers(); !cmp.Equal(got, []string{"pd"}) {
+	if got := c.Traits().UpgradeBlockers; !cmp.Equal(got, []string{"pd"}) {
 		t.Errorf("UpgradeBlockers = %v", got)
 	}
 }
