@@ -35,6 +35,9 @@ const (
 	TiCDCLabelVal     = "ticdc"
 	PumpLabelVal      = "pump"
 	TiProxyLabelVal   = "tiproxy"
+	// TSOLabelVal and SchedulingLabelVal are the PD micro-services (spec.pdms).
+	TSOLabelVal        = "tso"
+	SchedulingLabelVal = "scheduling"
 )
 
 // Labels the operator syncs from PD onto pods, PVCs and PVs.

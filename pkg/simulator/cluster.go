@@ -68,6 +68,8 @@ type Cluster struct {
 	ticdcUnassigned  int
 	cdcUnhealthy     map[string]bool
 	tiproxyUnhealthy map[string]bool
+	// pdmsPrimary is the member a primary transfer chose, by micro-service (pdms.go).
+	pdmsPrimary map[Component]string
 	// tidbUnhealthy marks TiDB pods whose /status answers 500 (set through the admin API).
 	tidbUnhealthy map[string]bool
 	// pumpNodes is the Pump registry by node ID (see pump_nodes.go).
@@ -132,6 +134,7 @@ func newCluster(key ClusterKey, set *settings, log klog.Logger, now time.Time) *
 		ticdcUnassigned:  set.opts.TiCDCTables,
 		cdcUnhealthy:     map[string]bool{},
 		tiproxyUnhealthy: map[string]bool{},
+		pdmsPrimary:      map[Component]string{},
 		tidbUnhealthy:    map[string]bool{},
 		pumpNodes:        map[string]*pumpNode{},
 	}

@@ -35,6 +35,10 @@ const (
 	targetPumpService
 	// targetPumpPod is <pod>.<tc>-pump.<ns>…:8250: one Pump server.
 	targetPumpPod
+	// targetPDMSService is <tc>-<svc>.<ns>…:2379 or <tc>-<svc>-peer.<ns>…:2379 of PD micro-service svc.
+	targetPDMSService
+	// targetPDMSPod is <pod>.<tc>-<svc>-peer.<ns>…:2379: one member of a PD micro-service.
+	targetPDMSPod
 )
 
 // Ports of the simulated endpoints.
@@ -77,6 +81,11 @@ func (t target) component() Component {
 		return ComponentTiProxy
 	case targetPumpService, targetPumpPod:
 		return ComponentPump
+	case targetPDMSService, targetPDMSPod:
+		if strings.HasSuffix(strings.TrimSuffix(t.service, "-peer"), "-"+string(ComponentScheduling)) {
+			return ComponentScheduling
+		}
+		return ComponentTSO
 	}
 	return ComponentPD
 }
@@ -92,8 +101,10 @@ var serviceSuffixes = []struct {
 	suffix string
 	comp   Component
 }{
+	{"-scheduling-peer", ComponentScheduling}, {"-tso-peer", ComponentTSO},
 	{"-tiproxy-peer", ComponentTiProxy}, {"-tiflash-peer", ComponentTiFlash}, {"-ticdc-peer", ComponentTiCDC},
 	{"-pd-peer", ComponentPD}, {"-tikv-peer", ComponentTiKV}, {"-tidb-peer", ComponentTiDB},
+	{"-scheduling", ComponentScheduling}, {"-tso", ComponentTSO},
 	{"-tiproxy", ComponentTiProxy}, {"-pump", ComponentPump}, {"-pd", ComponentPD}, {"-tidb", ComponentTiDB},
 }
 
@@ -120,7 +131,7 @@ func parseTarget(hostport, defaultPort string) (target, error) {
 		}
 	}
 	if comp == "" {
-		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy or Pump service of a TidbCluster", hostport, svc)
+		return target{}, fmt.Errorf("%s: service %q is not a PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy, Pump or PD micro-service service of a TidbCluster", hostport, svc)
 	}
 	t.key = ClusterKey{Namespace: ns, Name: tc}
 	kind, ok := targetKindOf(comp, pod != "", t.peerService(), port)
@@ -179,6 +190,10 @@ func targetKindOf(comp Component, perPod, peer bool, port string) (targetKind, b
 		return targetPumpPod, true
 	case comp == ComponentPump && port == pumpPort:
 		return targetPumpService, true
+	case (comp == ComponentTSO || comp == ComponentScheduling) && port == pdClientPort && !perPod:
+		return targetPDMSService, true
+	case (comp == ComponentTSO || comp == ComponentScheduling) && port == pdClientPort && peer:
+		return targetPDMSPod, true
 	}
 	return 0, false
 }

@@ -17,12 +17,15 @@ const (
 	ComponentTiCDC   Component = "ticdc"
 	ComponentTiProxy Component = "tiproxy"
 	ComponentPump    Component = "pump"
+	// ComponentTSO and ComponentScheduling are PD's micro-services (pdms.go).
+	ComponentTSO        Component = "tso"
+	ComponentScheduling Component = "scheduling"
 )
 
 // simulatedComponents are the components whose pods the simulator watches.
 var simulatedComponents = map[Component]bool{
 	ComponentPD: true, ComponentTiKV: true, ComponentTiDB: true, ComponentTiFlash: true, ComponentTiCDC: true,
-	ComponentTiProxy: true, ComponentPump: true,
+	ComponentTiProxy: true, ComponentPump: true, ComponentTSO: true, ComponentScheduling: true,
 }
 
 // ClusterKey identifies a simulated cluster: the namespace and the `app.kubernetes.io/instance` label

@@ -71,6 +71,8 @@ func (s *Server) pdRoutes() *http.ServeMux {
 	route("POST /pd/api/v1/schedulers", needBootstrap, handleAddScheduler)
 	route("DELETE /pd/api/v1/schedulers/{name}", needBootstrap, handleRemoveScheduler)
 	route("GET /pd/api/v1/scheduler-config/evict-leader-scheduler/list", needLeader, handleEvictLeaderConfig)
+	route("GET /pd/api/v2/ms/members/{service}", needLeader, handlePDMSMembers)
+	route("GET /pd/api/v2/ms/primary/{service}", needLeader, handlePDMSPrimary)
 	pdClusterRoutes(route)
 	return mux
 }

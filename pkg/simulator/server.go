@@ -35,6 +35,8 @@ type Server struct {
 	// ticdc serves TiCDC's port 8301, tiproxy TiProxy's API port 3080.
 	ticdc   http.Handler
 	tiproxy http.Handler
+	// pdms serves the PD micro-services' port 2379.
+	pdms http.Handler
 	// pump serves Pump's port 8250.
 	pump  http.Handler
 	admin *http.ServeMux
@@ -54,6 +56,7 @@ func NewServer(reg *Registry, clk clock.Clock, log klog.Logger) *Server {
 	s.ticdc = s.ticdcRoutes()
 	s.tiproxy = s.tiproxyRoutes()
 	s.pump = s.pumpRoutes()
+	s.pdms = s.pdmsRoutes()
 	s.admin = s.adminRoutes()
 	return s
 }
@@ -183,6 +186,8 @@ func (s *Server) muxFor(t target) http.Handler {
 		return s.tiproxy
 	case ComponentPump:
 		return s.pump
+	case ComponentTSO, ComponentScheduling:
+		return s.pdms
 	}
 	return s.pd
 }
@@ -208,6 +213,18 @@ func (c *Cluster) resolve(t target) (target, string) {
 		if p, ok := c.podFor(t); !ok || p.Component != t.component() || !p.Running {
 			return t, refused
 		}
+	case targetPDMSPod:
+		if p, ok := c.podFor(t); !ok || p.Component != t.component() || !p.Running {
+			return t, refused
+		}
+	case targetPDMSService:
+		for _, p := range c.podsFor(t) {
+			if p.Running && (p.Ready || t.peerService()) {
+				t.pod = p.Name
+				return t, ""
+			}
+		}
+		return t, "no endpoints available for service " + t.service
 	case targetTiCDCService, targetTiProxyService:
 		// Both TiProxy Services and TiCDC's headless one publish not-Ready addresses.
 		for _, p := range c.podsFor(t) {

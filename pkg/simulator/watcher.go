@@ -185,10 +185,12 @@ func (w *Watcher) podObservation(ctx context.Context, pod *corev1.Pod, comp Comp
 }
 
 // hasDataIdentity reports whether the component's identity is its data PVC. A TiCDC capture is one run of
-// the process (its capture ID is new on every start), TiProxy keeps no state the simulator follows and a
+// the process (its capture ID is new on every start), TiProxy and PD's micro-services keep no state the
+// simulator follows and a
 // Pump node ID is the pod's hostname and port whatever its data, so their pods never wait for a PVC.
 func hasDataIdentity(comp Component) bool {
-	return comp != ComponentTiCDC && comp != ComponentTiProxy && comp != ComponentPump
+	return comp != ComponentTiCDC && comp != ComponentTiProxy && comp != ComponentPump &&
+		comp != ComponentTSO && comp != ComponentScheduling
 }
 
 // dataClaimName is the PVC holding the component's data: <comp>-<pod> as the operator's volumeClaimTemplate

@@ -37,7 +37,7 @@ func TestUnsupportedFieldsAreNamedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.TidbClusterUnsupported)
-	want := "spec.pd.mode, spec.ticdc, spec.tiflash" // createPassword (set above) is acted on: not listed
+	want := "spec.pd.mode (PD runs as one service without spec.pdms, as in the TiDB Operator), spec.ticdc, spec.tiflash" // createPassword (set above) is acted on: not listed
 	if cond == nil || cond.Status != metav1.ConditionTrue || !strings.HasSuffix(cond.Message, want) {
 		t.Fatalf("Unsupported = %+v, want True naming %s", cond, want)
 	}

@@ -70,7 +70,7 @@ func TestUnappliedVolumeAttributesClassesAreNamed(t *testing.T) {
 	slow := "slow"
 	changed.Spec.TiKV.StorageVolumes[0].VolumeAttributesClassName = &slow
 	changed.Spec.PD.Mode = "ms"
-	want := "spec.pd.mode, spec.tikv.storageVolumes[raft].volumeAttributesClassName, spec.tikv.volumeAttributesClassName"
+	want := "spec.pd.mode (PD runs as one service without spec.pdms, as in the TiDB Operator), spec.tikv.storageVolumes[raft].volumeAttributesClassName, spec.tikv.volumeAttributesClassName"
 	if cond := unsupported(changed); cond == nil || cond.Status != metav1.ConditionTrue || !strings.HasSuffix(cond.Message, want) {
 		t.Fatalf("Unsupported = %+v, want True naming %s", cond, want)
 	}

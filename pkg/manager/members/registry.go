@@ -8,6 +8,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
+	"github.com/kubetidb/tidb-operator/pkg/manager/pdms"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pump"
 	"github.com/kubetidb/tidb-operator/pkg/manager/reclaim"
 	"github.com/kubetidb/tidb-operator/pkg/manager/ticdc"
@@ -28,12 +29,14 @@ func plain[M component.Member](newMember func(*component.Env) M) func(*component
 }
 
 // registry is the sync order, the TiDB Operator's (spec §3.1): PV reclaim
-// policies, discovery, PD, TiProxy, then the components in dependency order (each
+// policies, discovery, PD's micro-services (tso, scheduling), PD, TiProxy, then the components in dependency order (each
 // waits on the ones before it), and last the cleaner of scaled-in members'
 // PVCs. The first member that waits or fails ends a sync.
 var registry = []func(*component.Env) component.Member{
 	plain(reclaim.NewPolicy),
 	plain(discovery.New),
+	stateful(pdms.NewTSO),
+	stateful(pdms.NewScheduling),
 	stateful(pd.New),
 	stateful(tiproxy.New),
 	stateful(tiflash.New),

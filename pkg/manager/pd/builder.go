@@ -66,7 +66,7 @@ func newConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	script, err := startScripts.Render(tc)
+	script, err := renderStartScript(tc)
 	if err != nil {
 		return nil, err
 	}

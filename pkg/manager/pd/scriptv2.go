@@ -14,6 +14,51 @@ import (
 // startScripts are PD's start scripts; spec.startScriptVersion picks one.
 var startScripts = component.StartScripts{V1: newStartScript, V2: newStartScriptV2}
 
+// renderStartScript is PD's start script for tc: in micro-service mode
+// always the v2 script, whose DNS wait then matches the pod's own address
+// unless NoWaitDNS (as the TiDB Operator does); else the one
+// spec.startScriptVersion picks.
+func renderStartScript(tc *v1alpha1.TidbCluster) (string, error) {
+	if !MicroServices(tc) {
+		return startScripts.Render(tc)
+	}
+	opts := component.NewScriptV2(tc)
+	if opts.Wait != component.WaitNone {
+		opts.Wait = component.WaitIPMatch
+	}
+	return newStartScriptV2(tc, opts)
+}
+
+// MicroServices reports whether tc runs PD in micro-service mode: PD with
+// spec.pd.mode "ms" and spec.pdms set, the TiDB Operator's condition. With
+// only one of them PD runs as one service (and the Unsupported condition
+// names the one that is set).
+func MicroServices(tc *v1alpha1.TidbCluster) bool {
+	return tc.Spec.PD != nil && tc.Spec.PD.Mode == ModeMicroServices && tc.Spec.PDMS != nil
+}
+
+// TSOAvailable returns "" when TiKV may start: PD runs as one service, or
+// it runs its micro-services and the tso service, when spec.pdms has one,
+// answered its health check (status.pdms.tso.healthy), as the TiDB Operator
+// waits; else why TiKV waits.
+func TSOAvailable(tc *v1alpha1.TidbCluster) string {
+	if !MicroServices(tc) {
+		return ""
+	}
+	for _, ms := range tc.Spec.PDMS {
+		if ms == nil || ms.Name != names.TSO {
+			continue
+		}
+		if st := tc.Status.PDMS[names.TSO]; st == nil || !st.Healthy {
+			return "waiting for PD's tso micro-service to answer its health check"
+		}
+	}
+	return ""
+}
+
+// ModeMicroServices is spec.pd.mode's micro-service mode.
+const ModeMicroServices = "ms"
+
 // startScriptV2 is the v2 generation of PD's script: the cluster's names
 // are written into it, the DNS wait follows the feature flags, and with
 // PreferPDAddressesOverDiscovery and spec.pdAddresses a new member joins
@@ -23,7 +68,7 @@ POD_NAME=${POD_NAME:-$HOSTNAME}
 FQDN="${POD_NAME}.{{.PeerService}}.{{.Namespace}}{{.DomainSuffix}}"
 {{.Wait}}
 DATA_DIR={{.DataDir}}
-ARGS="--data-dir=${DATA_DIR} \
+ARGS="{{.Services}}--data-dir=${DATA_DIR} \
 --name={{.MemberName}} \
 --peer-urls={{.Scheme}}://0.0.0.0:2380 \
 --advertise-peer-urls={{.Scheme}}://${FQDN}:2380 \
@@ -54,7 +99,7 @@ exec /pd-server ${ARGS}
 `))
 
 type scriptV2Params struct {
-	Preamble, Wait, PeerService, Namespace, DomainSuffix string
+	Preamble, Wait, PeerService, Namespace, DomainSuffix, Services string
 	DataDir, MemberName, Scheme, Join, Discovery         string
 }
 
@@ -79,6 +124,10 @@ func newStartScriptV2(tc *v1alpha1.TidbCluster, opts component.ScriptV2) (string
 	if tc.Spec.AcrossK8s || tc.Spec.ClusterDomain != "" {
 		p.MemberName = "${FQDN}"
 	}
+	if MicroServices(tc) {
+		// PD as the API service of its micro-services (spec pd-microservices §4).
+		p.Services = "services api "
+	}
 	timeout := pd.StartTimeout
 	if timeout <= 0 {
 		timeout = 30
@@ -95,8 +144,8 @@ func newStartScriptV2(tc *v1alpha1.TidbCluster, opts component.ScriptV2) (string
 }
 
 // initWait is the pause spec.pd.initWaitTime asks of the wait for the
-// pod's name to resolve to its own address (WaitForDnsNameIpMatch; v1.6
-// also uses that wait for PD in micro-service mode, which we do not run):
+// pod's name to resolve to its own address (WaitForDnsNameIpMatch, and PD
+// in micro-service mode unless NoWaitDNS):
 // the TiDB Operator v1.6 renders the seconds into
 // that wait only, where its "sleep initWaitTime" never expands them (the
 // sleep fails and nothing waits); ours sleeps them, as the field says. ""

@@ -81,14 +81,15 @@ func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
 	return &tc.Status.TiKV.ComponentStatus
 }
 
-// Gate waits for PD to be available (pd.Available); a cluster without its
-// own PD (spec.cluster or spec.pdAddresses) does not wait, because the PD
-// it joins is not this operator's to watch.
+// Gate waits for PD to be available (pd.Available) and, in micro-service
+// mode, for its tso service (pd.TSOAvailable); a cluster without its own
+// PD (spec.cluster or spec.pdAddresses) does not wait, because the PD it
+// joins is not this operator's to watch.
 func (c *Component) Gate(tc *v1alpha1.TidbCluster) string {
 	if ok, reason := pd.Available(tc); !ok {
 		return reason
 	}
-	return ""
+	return pd.TSOAvailable(tc)
 }
 
 // Services returns <tc>-tikv-peer.

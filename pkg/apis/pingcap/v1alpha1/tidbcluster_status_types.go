@@ -75,6 +75,29 @@ type TidbClusterStatus struct {
 	// TiProxy is the observed TiProxy component.
 	// +optional
 	TiProxy TiProxyStatus `json:"tiproxy,omitempty"`
+	// PDMS are the observed PD micro-services (spec.pdms), by service name
+	// (tso, scheduling).
+	// +optional
+	PDMS map[string]*PDMSStatus `json:"pdms,omitempty"`
+}
+
+// PDMSStatus is one observed PD micro-service.
+type PDMSStatus struct {
+	ComponentStatus `json:",inline"`
+	// Name is the service: tso or scheduling.
+	Name string `json:"name"`
+	// Synced is true once PD listed the service's members; a failed
+	// listing keeps the value before it, as the TiDB Operator does.
+	// +optional
+	Synced bool `json:"synced,omitempty"`
+	// Members are the service addresses PD lists for the service.
+	// +optional
+	Members []string `json:"members,omitempty"`
+	// Healthy is true when the tso service answered its health check
+	// during the last sync (TiKV waits for it); always false for
+	// scheduling, which has none.
+	// +optional
+	Healthy bool `json:"healthy,omitempty"`
 }
 
 // TiProxyStatus is the observed TiProxy component.

@@ -105,6 +105,11 @@ type Descriptor struct {
 	SyncRank int
 	// Kind is how PD knows the component's pods.
 	Kind Kind
+	// ListItem is the JSON name of the list the component is one entry of,
+	// named Name (the PD micro-services: "pdms"); "" for a spec.<name>
+	// component. Its name limit is guarded by the entry's presence, and
+	// validation reports its fields by the entry's index.
+	ListItem string
 	// Core components (PD, TiKV, TiDB) are built by every operator
 	// version; a present component that is not core and has no Component
 	// built is reported Unsupported.
@@ -160,9 +165,10 @@ func (d *Descriptor) Jobs() []string {
 }
 
 // All are the TidbCluster components in declaration order (spec.pd,
-// spec.tikv, spec.tidb, spec.tiflash, spec.ticdc, spec.pump, spec.tiproxy),
-// the order validation reports them in and the CRD's CEL rules list them.
-var All = []*Descriptor{&PD, &TiKV, &TiDB, &TiFlash, &TiCDC, &Pump, &TiProxy}
+// spec.tikv, spec.tidb, spec.tiflash, spec.ticdc, spec.pump, spec.tiproxy,
+// then the PD micro-services of spec.pdms), the order validation reports
+// them in and the CRD's CEL rules list them.
+var All = []*Descriptor{&PD, &TiKV, &TiDB, &TiFlash, &TiCDC, &Pump, &TiProxy, &TSO, &Scheduling}
 
 // Lookup returns the descriptor named name, or nil.
 func Lookup(name string) *Descriptor {

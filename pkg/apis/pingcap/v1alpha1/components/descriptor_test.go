@@ -15,6 +15,8 @@ func fullSpec() *v1alpha1.TidbClusterSpec {
 		PD: &v1alpha1.PDSpec{Replicas: 1}, TiKV: &v1alpha1.TiKVSpec{Replicas: 2}, TiDB: &v1alpha1.TiDBSpec{Replicas: 3},
 		TiFlash: &v1alpha1.TiFlashSpec{Replicas: 4}, TiCDC: &v1alpha1.TiCDCSpec{Replicas: 5},
 		Pump: &v1alpha1.PumpSpec{Replicas: 6}, TiProxy: &v1alpha1.TiProxySpec{Replicas: 7},
+		PDMS: []*v1alpha1.PDMSSpec{nil, {Name: "scheduling", Replicas: 9, BaseImage: new(string)},
+			{Name: "tso", Replicas: 8, BaseImage: new(string)}},
 	}
 }
 
@@ -45,6 +47,9 @@ func TestDescriptorsReadTheirOwnSpec(t *testing.T) {
 			t.Errorf("%s: incomplete descriptor", d.Name)
 		}
 	}
+	if st := components.PDMSStatus(&v1alpha1.TidbClusterStatus{}, "tso"); st.Name != "tso" {
+		t.Errorf("status.pdms entry named %q, want tso", st.Name)
+	}
 	if got := len(components.Present(s)); got != len(components.All) {
 		t.Errorf("Present found %d of %d components", got, len(components.All))
 	}
@@ -60,6 +65,7 @@ func TestDescriptorNamesAreTheObjectNamesAndLabels(t *testing.T) {
 		{&components.TiDB, names.TiDB, label.TiDBLabelVal}, {&components.TiFlash, names.TiFlash, label.TiFlashLabelVal},
 		{&components.TiCDC, names.TiCDC, label.TiCDCLabelVal}, {&components.Pump, names.Pump, label.PumpLabelVal},
 		{&components.TiProxy, names.TiProxy, label.TiProxyLabelVal},
+		{&components.TSO, names.TSO, label.TSOLabelVal}, {&components.Scheduling, names.Scheduling, label.SchedulingLabelVal},
 	} {
 		if c.d.Name != c.name || c.d.Name != c.label {
 			t.Errorf("descriptor %q, names %q, label %q", c.d.Name, c.name, c.label)
@@ -73,7 +79,7 @@ func TestInSyncOrder(t *testing.T) {
 	for _, d := range components.InSyncOrder() {
 		got = append(got, d.Name)
 	}
-	want := []string{"pd", "tiproxy", "tiflash", "tikv", "pump", "tidb", "ticdc"}
+	want := []string{"tso", "scheduling", "pd", "tiproxy", "tiflash", "tikv", "pump", "tidb", "ticdc"}
 	if len(got) != len(want) {
 		t.Fatalf("InSyncOrder = %v, want %v", got, want)
 	}

@@ -134,6 +134,68 @@ var TiProxy = Descriptor{
 	DeleteSlots:   true,
 }
 
+// TSO is PD's timestamp micro-service (the spec.pdms entry named tso).
+var TSO = pdms("tso", "TSO", 5)
+
+// Scheduling is PD's scheduling micro-service (the spec.pdms entry named
+// scheduling).
+var Scheduling = pdms("scheduling", "Scheduling", 6)
+
+// pdms declares the PD micro-service name: an entry of spec.pdms, synced
+// before PD (spec pd-microservices §5), running PD's image. The spec reader
+// reports the entry whatever spec.pd.mode says, as the CRD's name limits
+// do; whether the service runs is its component's decision.
+func pdms(name, title string, rank int) Descriptor {
+	return Descriptor{
+		Name: name, Title: title, BaseImage: "pingcap/pd", SyncRank: rank, Kind: KindServer, ListItem: "pdms",
+		Spec: func(s *v1alpha1.TidbClusterSpec) (Fields, bool) {
+			c := PDMSEntry(s, name)
+			if c == nil {
+				return Fields{}, false
+			}
+			base := c.BaseImage
+			if base == nil {
+				base = new(string) // defaulting fills the entry's own field (setPDMSDefaults)
+			}
+			return Fields{Spec: &c.ComponentSpec, Resources: &c.ResourceRequirements, Replicas: c.Replicas,
+				BaseImage: base, ServiceAccount: c.ServiceAccount, Config: c.Config,
+				VolumeAttributesClassName: c.VolumeAttributesClassName, StorageVolumes: c.StorageVolumes}, true
+		},
+		Status: func(s *v1alpha1.TidbClusterStatus) *v1alpha1.ComponentStatus {
+			return &PDMSStatus(s, name).ComponentStatus
+		},
+		ClearObserved: func(s *v1alpha1.TidbClusterStatus) {
+			st := PDMSStatus(s, name)
+			st.Synced, st.Members = false, nil
+		},
+		DeleteSlots: true,
+	}
+}
+
+// PDMSEntry returns the spec.pdms entry named name, or nil.
+func PDMSEntry(s *v1alpha1.TidbClusterSpec, name string) *v1alpha1.PDMSSpec {
+	for _, ms := range s.PDMS {
+		if ms != nil && ms.Name == name {
+			return ms
+		}
+	}
+	return nil
+}
+
+// PDMSStatus returns status.pdms[name], adding it (with its name) when
+// missing: a component's status block always exists once asked for.
+func PDMSStatus(s *v1alpha1.TidbClusterStatus, name string) *v1alpha1.PDMSStatus {
+	if st := s.PDMS[name]; st != nil {
+		return st
+	}
+	if s.PDMS == nil {
+		s.PDMS = map[string]*v1alpha1.PDMSStatus{}
+	}
+	st := &v1alpha1.PDMSStatus{Name: name}
+	s.PDMS[name] = st
+	return st
+}
+
 // clearStores clears what a store component observed from PD.
 func clearStores(st *v1alpha1.TiKVStatus) {
 	st.Synced, st.BootStrapped, st.Stores, st.PeerStores = false, false, nil, nil

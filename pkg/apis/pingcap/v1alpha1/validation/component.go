@@ -49,6 +49,9 @@ type component struct {
 func componentsOf(s *v1alpha1.TidbClusterSpec, spec *field.Path) []component {
 	var out []component
 	for _, d := range components.All {
+		if d.ListItem != "" {
+			continue // the PD micro-services follow PD, by their index (pdmsOf)
+		}
 		if f, ok := d.Spec(s); ok {
 			out = append(out, component{name: d.Name, title: d.Title, path: spec.Child(d.Name), spec: f.Spec,
 				requests: f.Resources.Requests, limits: f.Resources.Limits, config: f.Config, configTables: d.ConfigTables,

@@ -95,33 +95,26 @@ type clusterNameLimit struct {
 // in declaration order), then of the PD micro-services and of the
 // discovery Service across Kubernetes.
 var clusterNameLimits = append(componentNameLimits(),
-	clusterNameLimit{"spec.pdms tso", "has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'tso')",
-		func(s *v1alpha1.TidbClusterSpec) bool { return hasPDMS(s, "tso") }, "tso", "StatefulSet", MaxClusterNameWithTSO},
-	clusterNameLimit{"spec.pdms scheduling", "has(self.spec.pdms) && self.spec.pdms.exists(m, m.name == 'scheduling')",
-		func(s *v1alpha1.TidbClusterSpec) bool { return hasPDMS(s, "scheduling") }, "scheduling", "StatefulSet", MaxClusterNameWithScheduling},
 	clusterNameLimit{"spec.acrossK8s", "has(self.spec.acrossK8s) && self.spec.acrossK8s",
 		func(s *v1alpha1.TidbClusterSpec) bool { return s.AcrossK8s }, "discovery", "Service", MaxClusterNameWithDiscovery},
 )
 
 // componentNameLimits bounds the name by each component's StatefulSet
-// <tc>-<name> (the MaxClusterNameWith* constants above).
+// <tc>-<name> (the MaxClusterNameWith* constants above); a list entry's
+// limit (a PD micro-service) is guarded by the entry's presence.
 func componentNameLimits() []clusterNameLimit {
 	out := make([]clusterNameLimit, 0, len(components.All))
 	for _, d := range components.All {
-		out = append(out, clusterNameLimit{"spec." + d.Name, "has(self.spec." + d.Name + ")",
+		what, guard := "spec."+d.Name, "has(self.spec."+d.Name+")"
+		if d.ListItem != "" {
+			what = "spec." + d.ListItem + " " + d.Name
+			guard = "has(self.spec." + d.ListItem + ") && self.spec." + d.ListItem + ".exists(m, m.name == '" + d.Name + "')"
+		}
+		out = append(out, clusterNameLimit{what, guard,
 			func(s *v1alpha1.TidbClusterSpec) bool { _, ok := d.Spec(s); return ok },
 			d.Name, "StatefulSet", MaxStatefulSetNameLength - len("-"+d.Name)})
 	}
 	return out
-}
-
-func hasPDMS(s *v1alpha1.TidbClusterSpec, name string) bool {
-	for _, ms := range s.PDMS {
-		if ms != nil && ms.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // objectMax is the longest name of the limit's object kind.
