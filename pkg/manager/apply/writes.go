@@ -45,6 +45,35 @@ func (a *Applier) DeleteStatefulSet(ctx context.Context, owner Owner, name, reas
 	return a.recordDelete(ctx, owner, "StatefulSet", name, reason, err)
 }
 
+// ScaleStatefulSet sets the replicas of the StatefulSet name, for the
+// reason given ("spec.pdms no longer lists tso"). It reads the whole object
+// from the API server (the cache keeps StatefulSets without their pod
+// template) and updates it, so that nothing else changes; a StatefulSet
+// already at replicas is left alone, a missing one is no error.
+func (a *Applier) ScaleStatefulSet(ctx context.Context, owner Owner, name string, replicas int32, reason string) error {
+	c := a.kube.AppsV1().StatefulSets(owner.GetNamespace())
+	live, err := c.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get StatefulSet %s/%s: %w", owner.GetNamespace(), name, err)
+	}
+	if live.Spec.Replicas != nil && *live.Spec.Replicas == replicas {
+		return nil
+	}
+	live.Spec.Replicas = &replicas
+	_, err = c.Update(ctx, live, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("scale StatefulSet %s/%s: %w", owner.GetNamespace(), name, err)
+	}
+	recordEvent(ctx, a.recorder, owner, "Update", "StatefulSet", fmt.Sprintf("%s (%s: %d replicas)", name, reason, replicas), err)
+	if err != nil {
+		return fmt.Errorf("scale StatefulSet %s/%s: %w", owner.GetNamespace(), name, err)
+	}
+	return nil
+}
+
 // UIDIs is the precondition that the object is still the one with uid.
 func UIDIs(uid types.UID) *metav1.Preconditions { return &metav1.Preconditions{UID: &uid} }
 

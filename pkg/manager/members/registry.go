@@ -38,6 +38,7 @@ var registry = []func(*component.Env) component.Member{
 	stateful(pdms.NewTSO),
 	stateful(pdms.NewScheduling),
 	stateful(pd.New),
+	plain(pdms.NewRetirer), // scales retired micro-services to 0 once PD no longer needs them
 	stateful(tiproxy.New),
 	stateful(tiflash.New),
 	stateful(tikv.New),
