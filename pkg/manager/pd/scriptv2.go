@@ -100,7 +100,7 @@ exec /pd-server ${ARGS}
 
 type scriptV2Params struct {
 	Preamble, Wait, PeerService, Namespace, DomainSuffix, Services string
-	DataDir, MemberName, Scheme, Join, Discovery         string
+	DataDir, MemberName, Scheme, Join, Discovery                   string
 }
 
 // newStartScriptV2 renders PD's v2 start script for tc.

@@ -67,7 +67,9 @@ func (c *Component) Status(tc *v1alpha1.TidbCluster) *v1alpha1.ComponentStatus {
 }
 
 // Services returns <tc>-<svc> and <tc>-<svc>-peer.
-func (c *Component) Services(tc *v1alpha1.TidbCluster) []*corev1.Service { return newServices(tc, c.svc) }
+func (c *Component) Services(tc *v1alpha1.TidbCluster) []*corev1.Service {
+	return newServices(tc, c.svc)
+}
 
 // ConfigData returns pd.toml and the start script.
 func (c *Component) ConfigData(tc *v1alpha1.TidbCluster) (map[string]string, error) {
