@@ -215,3 +215,42 @@ func TestTakeoverOfAV2Cluster(t *testing.T) {
 		t.Fatal("a wait that matches addresses must differ from one that only resolves")
 	}
 }
+
+// TestMicroServiceModeStartsTheAPIService: with spec.pd.mode ms and
+// spec.pdms PD always renders the v2 script (whatever startScriptVersion
+// says), prefixed `services api`, waiting for its name to resolve to its own
+// address unless NoWaitDNS; with only one of the two it runs as one service.
+func TestMicroServiceModeStartsTheAPIService(t *testing.T) {
+	t.Parallel()
+	ms := func(flags ...v1alpha1.StartScriptV2FeatureFlag) *v1alpha1.TidbCluster {
+		tc := basicTC()
+		tc.Spec.PD.Mode = ModeMicroServices
+		tc.Spec.PDMS = []*v1alpha1.PDMSSpec{{Name: "tso", Replicas: 1}}
+		tc.Spec.StartScriptV2FeatureFlags = flags
+		defaulting.SetTidbClusterDefaults(tc)
+		return tc
+	}
+	s := renderScript(t, ms())
+	if !strings.Contains(s, `ARGS="services api --data-dir=`) || !strings.Contains(s, "own_address") {
+		t.Errorf("ms mode: want the API service after an address-matching DNS wait:\n%s", s)
+	}
+	if s := renderScript(t, ms(component.FlagNoWaitDNS)); strings.Contains(s, "own_address") || !strings.Contains(s, "services api") {
+		t.Errorf("ms mode with NoWaitDNS: want no DNS wait:\n%s", s)
+	}
+	only := ms()
+	only.Spec.PDMS = nil
+	if s := renderScript(t, only); strings.Contains(s, "services api") {
+		t.Errorf("mode ms without spec.pdms: PD runs as one service:\n%s", s)
+	}
+	if MicroServices(only) || TSOAvailable(only) != "" {
+		t.Error("mode ms without spec.pdms is not micro-service mode")
+	}
+	tc := ms()
+	if TSOAvailable(tc) == "" {
+		t.Error("TiKV must wait until tso answered its health check")
+	}
+	tc.Status.PDMS = map[string]*v1alpha1.PDMSStatus{"tso": {Name: "tso", Healthy: true}}
+	if why := TSOAvailable(tc); why != "" {
+		t.Errorf("tso healthy: TiKV still waits: %s", why)
+	}
+}
