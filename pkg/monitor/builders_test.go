@@ -262,3 +262,35 @@ func TestThanosRoutePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestMicroServicesAreScraped: a cluster with PD micro-services gets the
+// jobs <ns>/<tc>/tso and <ns>/<tc>/scheduling (named as its other jobs), as the TiDB Operator's
+// monitor has, before PD's.
+func TestMicroServicesAreScraped(t *testing.T) {
+	t.Parallel()
+	tc := parseCluster(t, `
+metadata: {name: ms, namespace: db}
+spec:
+  pd: {mode: ms, replicas: 1}
+  pdms: [{name: tso, replicas: 2}, {name: scheduling, replicas: 1}]
+  tikv: {replicas: 1}
+  tidb: {replicas: 1}
+`)
+	got := TargetOf(v1alpha1.TidbClusterRef{Name: "ms", Namespace: "db"}, "db", tc).Components
+	want := []string{"tso", "scheduling", "pd", "tikv", "tidb"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("components %v, want %v", got, want)
+	}
+	tm := &v1alpha1.TidbMonitor{}
+	tm.Name, tm.Namespace = "mon", "db"
+	cfg := NewPromConfig(tm, []Target{TargetOf(v1alpha1.TidbClusterRef{Name: "ms", Namespace: "db"}, "db", tc)}, 0, 1)
+	var jobs []string
+	for _, j := range cfg.ScrapeConfigs {
+		jobs = append(jobs, j.JobName)
+	}
+	for _, want := range []string{"db/ms/tso", "db/ms/scheduling"} {
+		if !strings.Contains(strings.Join(jobs, " "), want) {
+			t.Errorf("jobs %v lack %s", jobs, want)
+		}
+	}
+}
