@@ -93,10 +93,10 @@ func pdmsMembers(tc *v1alpha1.TidbCluster, svc string) int {
 // TestPDMicroServicesExampleScalesAndRollsItsPrimaryLast applies the v1.6
 // micro-service example: Ready with 2 tso and 2 scheduling members, PD
 // started as the API service, the services' objects named as v1.6 names
-// them; tso scales 2→1→2; then a tso upgrade restarts one pod at a time,
-// highest ordinal first, and moves the primary off basic-tso-0 before it
-// restarts (afterwards PD names basic-tso-1, which only a transfer makes
-// primary while basic-tso-0 runs).
+// them; both services scale 2→1→2→1→2; then an upgrade restarts one pod
+// of each at a time, highest ordinal first, and moves each primary off
+// <svc>-0 before it restarts (afterwards PD names <svc>-1, which only a
+// transfer makes primary while <svc>-0 runs).
 func TestPDMicroServicesExampleScalesAndRollsItsPrimaryLast(t *testing.T) {
 	t.Parallel()
 	operator.InstallCRDs(t)
@@ -112,27 +112,38 @@ func TestPDMicroServicesExampleScalesAndRollsItsPrimaryLast(t *testing.T) {
 		t.Fatalf("tso primary %q before the upgrade, want basic-tso-0", got)
 	}
 
-	patchPDMS(t, f, `[{"name":"tso","baseImage":"hub.pingcap.net/devbuild/pd","version":"v8.3.0-5427","replicas":1},`+
-		`{"name":"scheduling","baseImage":"hub.pingcap.net/devbuild/pd","version":"v8.3.0-5427","replicas":2}]`)
-	f.waitReady(t, "tso scaled in to 1", func(tc *v1alpha1.TidbCluster) bool {
-		return pdmsMembers(tc, "tso") == 1 && tc.Status.PDMS["tso"].StatefulSet.Replicas == 1
-	})
-	patchPDMS(t, f, `[{"name":"tso","baseImage":"hub.pingcap.net/devbuild/pd","version":"v8.3.0-5427","replicas":2},`+
-		`{"name":"scheduling","baseImage":"hub.pingcap.net/devbuild/pd","version":"v8.3.0-5427","replicas":2}]`)
-	f.waitReady(t, "tso scaled out to 2", func(tc *v1alpha1.TidbCluster) bool { return pdmsMembers(tc, "tso") == 2 })
+	for _, n := range []int{1, 2, 1, 2} { // 2→1, then 1→2→1, then back to 2 for the upgrade
+		patchPDMS(t, f, pdmsList("v8.3.0-5427", "v8.3.0-5427", n))
+		f.waitReady(t, fmt.Sprintf("tso and scheduling scaled to %d", n), func(tc *v1alpha1.TidbCluster) bool {
+			return pdmsMembers(tc, "tso") == n && pdmsMembers(tc, "scheduling") == n &&
+				tc.Status.PDMS["tso"].StatefulSet.Replicas == int32(n) && tc.Status.PDMS["scheduling"].StatefulSet.Replicas == int32(n)
+		})
+	}
+	if got := f.primary(t, "scheduling"); !strings.Contains(got, "basic-scheduling-0.") {
+		t.Fatalf("scheduling primary %q before the upgrade, want basic-scheduling-0", got)
+	}
 
-	most := f.watchMostDown(t, "tso", 2)
-	patchPDMS(t, f, `[{"name":"tso","baseImage":"hub.pingcap.net/devbuild/pd","version":"v8.3.0-5430","replicas":2},`+
-		`{"name":"scheduling","baseImage":"hub.pingcap.net/devbuild/pd","version":"v8.3.0-5427","replicas":2}]`)
-	f.waitReady(t, "every tso pod runs v8.3.0-5430", func(tc *v1alpha1.TidbCluster) bool {
-		return pdmsMembers(tc, "tso") == 2 && f.podsRun(t, "tso", "v8.3.0-5430", 2)
+	mostTSO, mostScheduling := f.watchMostDown(t, "tso", 2), f.watchMostDown(t, "scheduling", 2)
+	patchPDMS(t, f, pdmsList("v8.3.0-5430", "v8.3.0-5430", 2))
+	f.waitReady(t, "every tso and scheduling pod runs v8.3.0-5430", func(tc *v1alpha1.TidbCluster) bool {
+		return pdmsMembers(tc, "tso") == 2 && f.podsRun(t, "tso", "v8.3.0-5430", 2) &&
+			pdmsMembers(tc, "scheduling") == 2 && f.podsRun(t, "scheduling", "v8.3.0-5430", 2)
 	})
-	if down, at := most(); down > 1 {
-		t.Errorf("%d tso pods were down at once during the rollout (%s)", down, at)
+	for svc, most := range map[string]func() (int, string){"tso": mostTSO, "scheduling": mostScheduling} {
+		if down, at := most(); down > 1 {
+			t.Errorf("%d %s pods were down at once during the rollout (%s)", down, svc, at)
+		}
+		if got := f.primary(t, svc); !strings.Contains(got, "basic-"+svc+"-1.") {
+			t.Errorf("%s primary %q after the upgrade, want basic-%s-1: the primary was not moved before basic-%s-0 restarted",
+				svc, got, svc, svc)
+		}
 	}
-	if got := f.primary(t, "tso"); !strings.Contains(got, "basic-tso-1.") {
-		t.Errorf("tso primary %q after the upgrade, want basic-tso-1: the primary was not moved before basic-tso-0 restarted", got)
-	}
+}
+
+// pdmsList is the example's spec.pdms with tso and scheduling at the versions given and n replicas each.
+func pdmsList(tsoVersion, schedulingVersion string, n int) string {
+	return fmt.Sprintf(`[{"name":"tso","baseImage":"hub.pingcap.net/devbuild/pd","version":%q,"replicas":%d},`+
+		`{"name":"scheduling","baseImage":"hub.pingcap.net/devbuild/pd","version":%q,"replicas":%d}]`, tsoVersion, n, schedulingVersion, n)
 }
 
 // checkMicroServiceObjects checks the names, ports and start commands v1.6 gives the services and PD.
