@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -49,6 +50,7 @@ type Control struct {
 	pvcs     corelisters.PersistentVolumeClaimLister
 	pvs      corelisters.PersistentVolumeLister
 	client   versioned.Interface
+	kube     kubernetes.Interface
 	recorder record.EventRecorder
 	reports  *reporter
 	unknown  *controller.UnknownFieldsReporter
@@ -56,7 +58,8 @@ type Control struct {
 	pvsDenied string
 }
 
-// NewControl returns the control over deps' write layer, listers, clientset
+// NewControl returns the control over deps' write layer, listers,
+// clientsets (the kube one reads the Secrets and ConfigMap a monitor names)
 // and recorder.
 func NewControl(deps *controller.Dependencies) *Control {
 	return &Control{
@@ -66,6 +69,7 @@ func NewControl(deps *controller.Dependencies) *Control {
 		pvcs:      deps.PVCLister,
 		pvs:       deps.PVLister,
 		client:    deps.Clientset,
+		kube:      deps.KubeClient,
 		recorder:  deps.Recorder,
 		reports:   newReporter(deps.Recorder),
 		unknown:   controller.NewUnknownFieldsReporter(deps.Recorder),
@@ -75,7 +79,9 @@ func NewControl(deps *controller.Dependencies) *Control {
 
 // Sync reconciles tm (a copy it may modify). An unreadable or invalid spec
 // sets the Invalid condition, records one FailedValidation Warning per
-// generation and returns an IgnoreError; API errors are returned wrapped.
+// generation and returns an IgnoreError; a missing Secret or ConfigMap
+// sets Ready False, records one Warning per generation and returns a
+// RequeueAfter, writing nothing else; API errors are returned wrapped.
 func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	c.unknown.Report(tm)
 	ctx, batch := apply.WithEventBatch(ctx)
@@ -89,6 +95,11 @@ func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	c.reports.clear(tm, ReasonFailedValidation)
 	meta.RemoveStatusCondition(&status.Conditions, ConditionInvalid)
 	c.reportUnsupported(tm, status)
+	if reason, msg, err := c.missingReference(ctx, tm); err != nil || reason != "" {
+		return c.waitReference(ctx, tm, status, reason, msg, err)
+	}
+	c.reports.clear(tm, ReasonSecretNotFound)
+	c.reports.clear(tm, ReasonConfigMapNotFound)
 
 	sets, err := c.apply(ctx, tm, d)
 	if err != nil {
@@ -121,6 +132,21 @@ func (c *Control) invalid(ctx context.Context, tm *v1alpha1.TidbMonitor, status 
 		return err
 	}
 	return flow.Ignore(errors.New(problem))
+}
+
+// waitReference reports a missing Secret or ConfigMap (reason, msg): one
+// Warning per generation, Ready False, nothing else written, and a look
+// again after RecheckDelay; or returns err, the failed read.
+func (c *Control) waitReference(ctx context.Context, tm *v1alpha1.TidbMonitor, status *v1alpha1.TidbMonitorStatus, reason, msg string, err error) error {
+	if err != nil {
+		return err
+	}
+	c.reports.once(tm, corev1.EventTypeWarning, reason, msg)
+	setCondition(status, tm, ConditionReady, false, reason, msg)
+	if err := c.writeStatus(ctx, tm, status); err != nil {
+		return err
+	}
+	return flow.RequeueAfter(RecheckDelay, "%s", msg)
 }
 
 // desired validates tm, builds its objects for targets and checks them

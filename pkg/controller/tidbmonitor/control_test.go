@@ -417,3 +417,38 @@ func TestSyncWritesNothingForObjectsTheAPIServerWouldRefuse(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingGrafanaSecretWritesNothingUntilItExists: a usernameSecret
+// that does not exist is reported (Warning SecretNotFound, Ready False
+// naming it) with no object written and a look again later; once the
+// Secret exists the monitor is built.
+func TestMissingGrafanaSecretWritesNothingUntilItExists(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tm := newMonitor()
+	tm.Spec.Grafana = &v1alpha1.GrafanaSpec{MonitorContainer: v1alpha1.MonitorContainer{BaseImage: "grafana/grafana", Version: "7.5.11"},
+		UsernameSecret: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "grafana"}, Key: "user"}}
+	f.seed(tm)
+	err := f.c.sync(context.Background(), "ns/basic")
+	if re, ok := flow.AsRequeue(err); !ok || re.After != RecheckDelay {
+		t.Fatalf("want a requeue after %s, got %v", RecheckDelay, err)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Fatalf("writes %v", w)
+	}
+	c := meta.FindStatusCondition(f.monitorStatus().Conditions, ConditionReady)
+	if c == nil || c.Reason != ReasonSecretNotFound || !strings.Contains(c.Message, "spec.grafana.usernameSecret: Secret ns/grafana not found") {
+		t.Fatalf("Ready condition %+v", c)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "grafana", Namespace: "ns"}, Data: map[string][]byte{"user": []byte("admin")}}
+	if _, err := f.deps.FakeKube.CoreV1().Secrets("ns").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.deps.FakeKube.ClearActions()
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatalf("sync with the Secret: %v", err)
+	}
+	if w := f.writes(); len(w) == 0 {
+		t.Fatal("nothing written once the Secret exists")
+	}
+}
