@@ -196,18 +196,23 @@ func watchOutcomes(env *framework.Env, results []*result) {
 	for {
 		open := 0
 		snap, err := takeSnapshot(ctx, env)
+		if err == nil {
+			updateRunning(env, results, snap)
+		}
 		for _, r := range results {
 			if r.done {
 				continue
 			}
-			if err == nil {
+			if err == nil && r.updatePending() {
+				r.seen = "waiting for the operator to write its objects before the update"
+			} else if err == nil {
 				r.observe(snap)
 			}
 			if r.done {
 				continue
 			}
 			limit := invalidWithin
-			if r.c.Expect == corpus.Reported || r.c.Expect == corpus.Valid {
+			if r.c.Expect == corpus.Reported || r.c.Expect == corpus.Valid || r.c.Update != nil {
 				limit = reportedWithin
 			}
 			if time.Since(begin) > limit {
@@ -345,6 +350,10 @@ func checkWrites(t *testing.T, env *framework.Env, results []*result) {
 		}
 		sort.Strings(mine)
 		builds := corpus.KindOf(r.c) == "TidbCluster"
+		if r.c.Update != nil {
+			checkUnchanged(r, all)
+			continue
+		}
 		switch {
 		case builds && (r.outcome == corpus.Valid || r.outcome == corpus.Reported || r.c.Expect == corpus.Valid || r.c.Expect == corpus.Reported):
 			if sets == 0 && r.problem == "" {
