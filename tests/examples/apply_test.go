@@ -43,6 +43,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"Backup":           v1alpha1.SchemeGroupVersion.WithResource("backups"),
 	"Restore":          v1alpha1.SchemeGroupVersion.WithResource("restores"),
 	"BackupSchedule":   v1alpha1.SchemeGroupVersion.WithResource("backupschedules"),
+	"CompactBackup":    v1alpha1.SchemeGroupVersion.WithResource("compactbackups"),
 	"TidbDashboard":    v1alpha1.SchemeGroupVersion.WithResource("tidbdashboards"),
 	"TidbNGMonitoring": v1alpha1.SchemeGroupVersion.WithResource("tidbngmonitorings"),
 	"TidbInitializer":  v1alpha1.SchemeGroupVersion.WithResource("tidbinitializers"),
