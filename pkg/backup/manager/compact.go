@@ -90,7 +90,7 @@ func compactRange(s *v1alpha1.CompactSpec) (uint64, uint64, error) {
 	return from, until, nil
 }
 
-// base64ify runs `br operator base64ify` and returns its stdout, trimmed.
+// base64ify runs `br operator base64ify` and returns the backend it prints.
 func (m *Manager) base64ify(ctx context.Context, loc storage.Location) (string, error) {
 	args := command.Base64ify(loc)
 	m.logf("running %s %s", m.brPath(), strings.Join(command.Redact(args), " "))
@@ -101,7 +101,10 @@ func (m *Manager) base64ify(ctx context.Context, loc storage.Location) (string, 
 	if err != nil {
 		return "", fmt.Errorf("br operator base64ify: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	b64 := strings.TrimSpace(string(out))
+	// The backend is the last line BR prints on stdout (anything before it
+	// is BR's chatter, such as where its log goes).
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	b64 := strings.TrimSpace(lines[len(lines)-1])
 	if b64 == "" {
 		return "", errors.New("br operator base64ify printed no storage backend")
 	}
