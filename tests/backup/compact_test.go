@@ -192,7 +192,9 @@ func unsupportedCondition(cb *v1alpha1.CompactBackup) *metav1.Condition {
 	return findCondition(cb, "Unsupported")
 }
 
-func invalidCondition(cb *v1alpha1.CompactBackup) *metav1.Condition { return findCondition(cb, "Invalid") }
+func invalidCondition(cb *v1alpha1.CompactBackup) *metav1.Condition {
+	return findCondition(cb, "Invalid")
+}
 
 func findCondition(cb *v1alpha1.CompactBackup, typ string) *metav1.Condition {
 	for i := range cb.Status.Conditions {
