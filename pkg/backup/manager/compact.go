@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,7 +120,10 @@ func (m *Manager) runCompaction(ctx context.Context, cb *v1alpha1.CompactBackup,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Stdout = m.Out
+	// tikv-ctl's stdout is copied by exec's goroutine while this one copies
+	// its stderr: both go through one lock.
+	out := &lockedWriter{w: m.Out}
+	cmd.Stdout = out
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return fmt.Errorf("tikv-ctl stderr: %w", err)
@@ -133,7 +137,7 @@ func (m *Manager) runCompaction(ctx context.Context, cb *v1alpha1.CompactBackup,
 		return err
 	}
 	m.compactEvent(ctx, cb, corev1.EventTypeNormal, ReasonCompactStarted, "The compaction process has started successfully.")
-	followErr := m.followCompaction(ctx, cb, stderr)
+	followErr := m.followCompaction(ctx, cb, stderr, out)
 	if followErr != nil {
 		cancel() // kills tikv-ctl, as v1.6 does on an abort or an unreadable line
 		_, _ = io.Copy(io.Discard, stderr)
@@ -151,8 +155,8 @@ func (m *Manager) runCompaction(ctx context.Context, cb *v1alpha1.CompactBackup,
 // followCompaction reads tikv-ctl's JSON log from r: it tracks the greatest
 // input_max_ts, writes progress (at most every progressInterval) and, at
 // the end of the stream, the last progress and the reached endTs. An abort
-// or an undecodable line is returned.
-func (m *Manager) followCompaction(ctx context.Context, cb *v1alpha1.CompactBackup, r io.Reader) error {
+// or an undecodable line is returned. Every line is copied to out.
+func (m *Manager) followCompaction(ctx context.Context, cb *v1alpha1.CompactBackup, r io.Reader, out io.Writer) error {
 	var (
 		maxTs        uint64
 		last         string
@@ -163,7 +167,7 @@ func (m *Manager) followCompaction(ctx context.Context, cb *v1alpha1.CompactBack
 	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	for sc.Scan() {
 		line := sc.Bytes()
-		_, _ = fmt.Fprintln(m.Out, string(line))
+		_, _ = fmt.Fprintln(out, string(line))
 		ev, err := parseCompactLine(line)
 		switch {
 		case err != nil:
@@ -231,7 +235,8 @@ func (m *Manager) compactEvent(ctx context.Context, cb *v1alpha1.CompactBackup, 
 	}
 	now := metav1.NewTime(m.now())
 	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: cb.Name + ".", Namespace: cb.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Namespace: cb.Namespace,
+			Name: fmt.Sprintf("%s.%s.%x", cb.Name, strings.ToLower(reason), now.UnixNano())},
 		InvolvedObject: corev1.ObjectReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "CompactBackup",
 			Namespace: cb.Namespace, Name: cb.Name, UID: cb.UID, ResourceVersion: cb.ResourceVersion},
 		Reason: reason, Message: msg, Type: typ, FirstTimestamp: now, LastTimestamp: now, Count: 1,
@@ -252,4 +257,17 @@ func (m *Manager) tikvCtlPath() string {
 		return DefaultTiKVCtlPath
 	}
 	return toolPath("", "tikv-ctl")
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write writes p to w under the lock.
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -3,12 +3,16 @@ package manager
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned/fake"
 )
 
 // s3Compact is CompactBackup ns/b1 of an S3 log backup.
@@ -126,5 +130,36 @@ func TestProgressString(t *testing.T) {
 	p := compactProgress{MetaCompleted: 3, MetaTotal: 4, BytesToCompact: 10, BytesCompacted: 7}
 	if got := p.String(); got != "[READ_META(3/4),COMPACT_WORK(7/10)]" {
 		t.Fatalf("%s", got)
+	}
+}
+
+// TestCompactProgressDebounced: with a clock that stands still, of three
+// progress lines only the first is written while tikv-ctl runs; the last
+// is written at the end, then Complete.
+func TestCompactProgressDebounced(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := 1; i <= 3; i++ {
+		lines = append(lines, `{"message":"Finishing compaction.","meta_completed":`+string(rune('0'+i))+
+			`,"meta_total":3,"bytes_to_compact":30,"bytes_compacted":10}`)
+	}
+	br, ctl, _ := compactTools(t, lines, 0)
+	m, out := newTestManager(t, newFakeBucket(nil), br, s3Compact())
+	m.Opts.TiKVCtlPath = ctl
+	m.Now = func() time.Time { return clock }
+	client := m.Client.(*fake.Clientset)
+	if err := m.Compact(t.Context()); err != nil {
+		t.Fatalf("Compact: %v\n%s", err, out)
+	}
+	var progress []string
+	for _, a := range client.Actions() {
+		if u, ok := a.(k8stesting.UpdateAction); ok && a.GetSubresource() == "status" {
+			progress = append(progress, u.GetObject().(*v1alpha1.CompactBackup).Status.Progress)
+		}
+	}
+	// Running, the first progress, the last progress at the end, Complete.
+	want := []string{"", "[READ_META(1/3),COMPACT_WORK(10/30)]", "[READ_META(3/3),COMPACT_WORK(10/30)]", "[READ_META(3/3),COMPACT_WORK(10/30)]"}
+	if !slices.Equal(progress, want) {
+		t.Fatalf("progress written %q, want %q", progress, want)
 	}
 }
