@@ -319,7 +319,7 @@ func parseFlags(t *testing.T, command []string) {
 	}
 }
 
-// TestChartShipsTheCRDs checks that the chart installs the eight CRDs and
+// TestChartShipsTheCRDs checks that the chart installs the nine CRDs and
 // that its crds/ are the generated manifests/crd/ files, byte for byte
 // (hack/update-chart-crds.sh copies them; hack/verify-chart-crds.sh checks).
 func TestChartShipsTheCRDs(t *testing.T) {
