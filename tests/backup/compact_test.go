@@ -173,7 +173,9 @@ func TestCompactBackupFailsWithTheToolsError(t *testing.T) {
 }
 
 // TestCompactBackupInvalidIsReported: without endTs the CompactBackup is
-// Failed with v1.6's message, Invalid, and has no Job.
+// Failed with v1.6's message, Invalid, and has no Job. Without concurrency
+// and maxRetryTimes the API server defaults them to v1.6's 4 and 6, and
+// `kubectl get cpbk` (v1.6's short name) prints v1.6's columns.
 func TestCompactBackupInvalidIsReported(t *testing.T) {
 	f := newJobFixture(t)
 	ctx, ns := f.env.Ctx, f.env.Namespace
@@ -185,6 +187,17 @@ func TestCompactBackupInvalidIsReported(t *testing.T) {
 	})
 	if _, err := f.env.Kube.BatchV1().Jobs(ns).Get(ctx, "no-end", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("an invalid CompactBackup has a Job (err %v)", err)
+	}
+
+	y = fmt.Sprintf(compactYAML, "defaults", 1, ns, "", "cluster-c/log", f.srv.endpoint)
+	y = strings.Replace(strings.Replace(y, "  concurrency: 8\n", "", 1), "  maxRetryTimes: 1\n", "", 1)
+	framework.ApplyYAML(t, ctx, y, ns)
+	if cb := f.compactBackup(t, "defaults"); cb.Spec.Concurrency != 4 || cb.Spec.MaxRetryTimes != 6 {
+		t.Errorf("defaults: concurrency %d maxRetryTimes %d, want 4 and 6", cb.Spec.Concurrency, cb.Spec.MaxRetryTimes)
+	}
+	out := framework.Kubectl(t, "get", "cpbk", "no-end", "-n", ns)
+	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "NAME STATUS ENDTS PROGRESS MESSAGE" {
+		t.Errorf("kubectl get cpbk prints columns %v, want NAME STATUS ENDTS PROGRESS MESSAGE", header)
 	}
 }
 

@@ -106,7 +106,8 @@ and the Role in the release namespace (namespaced mode).
   verbs: [delete]
 # CompactBackups: cached (list/watch) and read live (get) before each status write; state, message
 # and retry records written through the status subresource (update, guarded by resourceVersion), as
-# their Job's backup-manager writes progress; their Jobs carry them as blockOwnerDeletion owner.
+# their Job's backup-manager writes progress; their Jobs carry them as blockOwnerDeletion owner and
+# are deleted (jobs delete, below) once their CompactBackup is gone.
 - apiGroups: [pingcap.com]
   resources: [compactbackups]
   verbs: [get, list, watch]

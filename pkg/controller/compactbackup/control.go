@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/backup/compactstatus"
@@ -157,6 +158,32 @@ func (c *control) write(ctx context.Context, cb *v1alpha1.CompactBackup, u compa
 	if _, err := compactstatus.Write(ctx, c.pc, cb.Namespace, cb.Name, u); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	return nil
+}
+
+// deleteJob deletes the Job of the CompactBackup ns/name, which is gone:
+// the garbage collector would too, through the owner reference, but only
+// once it has discovered the CompactBackup resource (up to half a minute
+// after the CRD is installed). Only a Job a CompactBackup controls is
+// deleted, and only that very Job (its UID), with its pods.
+func (c *control) deleteJob(ctx context.Context, ns, name string) error {
+	job, err := c.jobs.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get Job %s/%s: %w", ns, name, err)
+	}
+	if ref := metav1.GetControllerOf(job); ref == nil || ref.Kind != Kind || ref.Name != name {
+		return nil
+	}
+	uid := job.UID
+	err = c.kube.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete Job %s/%s of a deleted CompactBackup: %w", ns, name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Job of a deleted CompactBackup deleted", "job", klog.KObj(job))
 	return nil
 }
 

@@ -259,3 +259,29 @@ func requeueAfter(t *testing.T, err error) time.Duration {
 	}
 	return re.After
 }
+
+// TestGoneDeletesItsJob: once the CompactBackup is gone its Job is deleted;
+// a Job of that name another owner controls is kept.
+func TestGoneDeletesItsJob(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, compact(), false)
+	_ = f.sync(t)
+	_ = f.sync(t)
+	other := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns"}}
+	if _, err := f.deps.FakeKube.BatchV1().Jobs("ns").Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.sync(t) // caches both Jobs
+	for _, name := range []string{"cb", "other"} {
+		if err := f.ctl.deleteJob(context.Background(), "ns", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, err := f.deps.FakeKube.BatchV1().Jobs("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 || jobs.Items[0].Name != "other" {
+		t.Fatalf("Jobs left %v, want only other", jobs.Items)
+	}
+}

@@ -6,8 +6,8 @@
 // status.state and re-creates a missing Job with backoff; the Job's
 // backup-manager writes Running, progress, endTs, RetryFailed and Complete
 // itself (pkg/backup/compactstatus). Deleting a CompactBackup deletes its
-// Job through the owner reference; the compacted files are kept, as v1.6
-// keeps them.
+// Job (the controller at once, the garbage collector through the owner
+// reference); the compacted files are kept, as v1.6 keeps them.
 package compactbackup
 
 import (
@@ -35,8 +35,8 @@ const ControllerName = "compactBackup"
 // clientsets, recorder, clock and backup-manager image). An invalid
 // CompactBackup gets a FailedValidation event, a True Invalid condition
 // and state Failed with the errors as message; a valid one runs (control).
-// A change of one of its Jobs requeues it. It fails only when an event
-// handler cannot be registered.
+// A change of one of its Jobs requeues it; once it is gone its Job is
+// deleted. It fails only when an event handler cannot be registered.
 func NewController(deps *controller.Dependencies) (*backup.Controller[*v1alpha1.CompactBackup], error) {
 	ctl := newControl(deps)
 	kind := backup.Kind[*v1alpha1.CompactBackup]{
@@ -51,6 +51,7 @@ func NewController(deps *controller.Dependencies) (*backup.Controller[*v1alpha1.
 		InvalidMessage: invalidMessage,
 		Unsupported:    func(cb *v1alpha1.CompactBackup) []string { return unsupported.Fields(unsupported.CompactBackup, cb) },
 		Run:            ctl.sync,
+		Gone:           ctl.deleteJob,
 	}
 	informer := deps.InformerFactory.Pingcap().V1alpha1().CompactBackups().Informer()
 	c, err := backup.New(ControllerName, kind, informer, deps.Recorder, deps.Metrics)
