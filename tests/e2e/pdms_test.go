@@ -108,6 +108,12 @@ func TestPDMicroServicesExampleScalesAndRollsItsPrimaryLast(t *testing.T) {
 		return pdmsMembers(tc, "tso") == 2 && pdmsMembers(tc, "scheduling") == 2 && tc.Status.PDMS["tso"].Healthy
 	})
 	f.checkMicroServiceObjects(t)
+	if tc, err := f.get(env.Ctx); err != nil {
+		t.Fatal(err)
+	} else if c := meta.FindStatusCondition(tc.Status.Conditions, v1alpha1.TidbClusterUnsupported); c != nil &&
+		(strings.Contains(c.Message, "pdms") || strings.Contains(c.Message, "pd.mode")) {
+		t.Errorf("Unsupported names the micro-services of a cluster that runs them: %s", c.Message)
+	}
 	if got := f.primary(t, "tso"); !strings.Contains(got, "basic-tso-0.") {
 		t.Fatalf("tso primary %q before the upgrade, want basic-tso-0", got)
 	}

@@ -84,7 +84,7 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, c.svc, configMap)
 }
 
-// Traits: a micro-service keeps no data of its own (PD holds its state), so a member goes without
+// Traits says: a micro-service keeps no data of its own (PD holds its state), so a member goes without
 // preparation, as in the TiDB Operator; nothing holds back its rollout.
 func (c *Component) Traits() component.Traits { return component.Traits{FreeScaleIn: true} }
 

@@ -97,7 +97,7 @@ func (c *Component) Gate(tc *v1alpha1.TidbCluster) string {
 	return ""
 }
 
-// Traits: Pump's rollout waits while PD, TiKV or TiFlash scale or upgrade, as the TiDB Operator
+// Traits says: Pump's rollout waits while PD, TiKV or TiFlash scale or upgrade, as the TiDB Operator
 // withholds the StatefulSet update while they upgrade (spec §6.3: PD → TiKV/TiFlash → Pump → TiDB;
 // the skeleton also waits while they scale); and its StatefulSet uses a plain RollingUpdate, the
 // StatefulSet controller restarting the pumps one by one, each once the one before is Ready (spec §6.1).

@@ -103,7 +103,7 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// Traits: TiCDC's rollout waits while PD, TiKV, TiFlash, Pump or TiDB scale or upgrade (spec
+// Traits says: TiCDC's rollout waits while PD, TiKV, TiFlash, Pump or TiDB scale or upgrade (spec
 // §6.3): TiCDC restarts last, once the cluster it replicates from is settled.
 func (c *Component) Traits() component.Traits {
 	return component.Traits{UpgradeBlockers: []string{names.PD, names.TiKV, names.TiFlash, names.Pump, names.TiDB}}

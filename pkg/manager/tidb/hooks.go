@@ -17,7 +17,7 @@ func (c *Component) PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool {
 	return tc.Status.TiDB.Members[podName].Health
 }
 
-// Traits: TiDB's rollout waits while PD, TiKV, TiFlash or Pump scale or
+// Traits says: TiDB's rollout waits while PD, TiKV, TiFlash or Pump scale or
 // upgrade (spec §6.3), as TiDB restarts on top of a changing storage layer
 // add failures; a TiDB server needs no decommissioning to scale in.
 func (c *Component) Traits() component.Traits {

@@ -108,7 +108,7 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// Traits: TiFlash's rollout waits while PD scales or upgrades (spec §6.3).
+// Traits says: TiFlash's rollout waits while PD scales or upgrades (spec §6.3).
 func (c *Component) Traits() component.Traits {
 	return component.Traits{UpgradeBlockers: []string{names.PD}}
 }

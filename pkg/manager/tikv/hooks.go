@@ -159,7 +159,7 @@ func (c *Component) EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) er
 	return nil
 }
 
-// Traits: TiKV's rollout waits while PD or TiFlash scale or upgrade
+// Traits says: TiKV's rollout waits while PD or TiFlash scale or upgrade
 // (spec §6.3).
 func (c *Component) Traits() component.Traits {
 	return component.Traits{UpgradeBlockers: []string{names.PD, names.TiFlash}}

@@ -90,7 +90,7 @@ func (c *Component) StatefulSet(tc *v1alpha1.TidbCluster, configMap string) (*ap
 	return newStatefulSet(tc, configMap)
 }
 
-// Traits: TiProxy's rollout waits while PD scales or upgrades, because a
+// Traits says: TiProxy's rollout waits while PD scales or upgrades, because a
 // restarted proxy must find the TiDB servers through PD (the TiDB Operator
 // holds it back only while TiProxy itself scales; TiDB's rollout does not
 // hold it, since TiProxy moves its sessions off a restarting TiDB by
