@@ -77,7 +77,7 @@ func (c *control) sync(ctx context.Context, cb *v1alpha1.CompactBackup) error {
 	case err != nil:
 		return fmt.Errorf("get Job %s/%s: %w", cb.Namespace, cb.Name, err)
 	case !metav1.IsControlledBy(job, cb):
-		return flow.Ignore(fmt.Errorf("Job %s/%s exists and is not owned by CompactBackup %s", cb.Namespace, cb.Name, cb.Name))
+		return flow.Ignore(fmt.Errorf("the Job %s/%s exists and is not owned by CompactBackup %s", cb.Namespace, cb.Name, cb.Name))
 	}
 	if failed := jobCondition(job, batchv1.JobFailed); failed != nil {
 		return c.fail(ctx, cb, "the compaction Job failed: "+failed.Reason+": "+failed.Message)
