@@ -1,6 +1,6 @@
 // Command backup-manager is what the Backup and Restore Jobs run
 // (/backup-manager in the operator image): `backup`, `restore`, `clean`,
-// `export` and `import`. It reads its Backup or Restore, runs BR (dumpling,
+// `export`, `import` and `compact` (a CompactBackup's Job). It reads its Backup or Restore, runs BR (dumpling,
 // TiDB Lightning), and writes the CR's status itself. See
 // docs/backup-manager.md and package pkg/backup/manager. The TidbInitializer
 // Job runs its `tidb-initializer` subcommand (package pkg/initializer).
@@ -42,14 +42,15 @@ var subcommands = map[string]struct {
 	"export":  {"backupName", (*manager.Manager).Export},
 	"restore": {"restoreName", (*manager.Manager).Restore},
 	"import":  {"restoreName", (*manager.Manager).Import},
+	"compact": {"resourceName", (*manager.Manager).Compact},
 }
 
 // options are the flags of every subcommand.
 type options struct {
 	manager.Options
-	backupName, restoreName string
-	kubeconfig              string
-	printVersion            bool
+	backupName, restoreName, resourceName string
+	kubeconfig                            string
+	printVersion                          bool
 }
 
 // addFlags registers the flags the Jobs pass (docs/backup-manager.md).
@@ -57,6 +58,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", os.Getenv("NAMESPACE"), "namespace of the Backup or Restore")
 	fs.StringVar(&o.backupName, "backupName", "", "name of the Backup (backup, clean, export)")
 	fs.StringVar(&o.restoreName, "restoreName", "", "name of the Restore (restore, import)")
+	fs.StringVar(&o.resourceName, "resourceName", "", "name of the CompactBackup (compact)")
 	fs.StringVar(&o.TiKVVersion, "tikvVersion", "", "the cluster's TiKV version")
 	fs.StringVar(&o.Mode, "mode", "", "log (log backup) or pitr (PiTR restore); snapshot when empty")
 	fs.StringVar(&o.Subcommand, "subcommand", "", "log backup command: log-start, log-stop, log-pause, log-resume, log-status or log-truncate")
@@ -66,6 +68,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.BRPath, "br-path", "", "BR binary (default "+manager.DefaultBRPath+" when present, else br from PATH)")
 	fs.StringVar(&o.DumplingPath, "dumpling-path", "", "dumpling binary (default dumpling from PATH)")
 	fs.StringVar(&o.LightningPath, "lightning-path", "", "TiDB Lightning binary (default tidb-lightning from PATH)")
+	fs.StringVar(&o.TiKVCtlPath, "tikv-ctl-path", "", "tikv-ctl binary (default "+manager.DefaultTiKVCtlPath+" when present, else tikv-ctl from PATH)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; in-cluster config when empty")
 	fs.BoolVar(&o.printVersion, "version", false, "print the version and exit")
 }
@@ -79,7 +82,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) == 0 {
-		_, _ = fmt.Fprintln(stderr, "usage: backup-manager backup|restore|clean|export|import|tidb-initializer [flags]")
+		_, _ = fmt.Fprintln(stderr, "usage: backup-manager backup|restore|clean|export|import|compact|tidb-initializer [flags]")
 		return 2
 	}
 	if args[0] == initializerCommand {
@@ -87,7 +90,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	sub, ok := subcommands[args[0]]
 	if !ok {
-		_, _ = fmt.Fprintf(stderr, "backup-manager: unknown subcommand %q (want backup, restore, clean, export or import)\n", args[0])
+		_, _ = fmt.Fprintf(stderr, "backup-manager: unknown subcommand %q (want backup, restore, clean, export, import or compact)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("backup-manager "+args[0], flag.ContinueOnError)
@@ -100,9 +103,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	o.Name = o.backupName
-	if sub.nameFlag == "restoreName" {
+	switch o.Name = o.backupName; sub.nameFlag {
+	case "restoreName":
 		o.Name = o.restoreName
+	case "resourceName":
+		o.Name = o.resourceName
 	}
 	if o.Namespace == "" || o.Name == "" {
 		_, _ = fmt.Fprintf(stderr, "backup-manager %s: --namespace and --%s are required\n", args[0], sub.nameFlag)

@@ -17,7 +17,8 @@ func TestRunUsage(t *testing.T) {
 		want string
 	}{
 		{"no subcommand", nil, 2, "usage: backup-manager"},
-		{"unknown subcommand", []string{"compact"}, 2, `unknown subcommand "compact"`},
+		{"unknown subcommand", []string{"defrag"}, 2, `unknown subcommand "defrag"`},
+		{"compact wants resourceName", []string{"compact", "--namespace=ns", "--backupName=b"}, 2, "--resourceName are required"},
 		{"bad flag", []string{"backup", "--nope"}, 2, "flag provided but not defined"},
 		{"backup without its name", []string{"backup", "--namespace=ns"}, 2, "--namespace and --backupName are required"},
 		{"restore wants restoreName", []string{"restore", "--namespace=ns", "--backupName=b"}, 2, "--restoreName are required"},

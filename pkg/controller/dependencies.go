@@ -177,12 +177,14 @@ type Dependencies struct {
 	BackupLister         listers.BackupLister
 	RestoreLister        listers.RestoreLister
 	BackupScheduleLister listers.BackupScheduleLister
-	StatefulSetLister    appslisters.StatefulSetLister
-	DeploymentLister     appslisters.DeploymentLister
-	ServiceLister        corelisters.ServiceLister
-	ConfigMapLister      corelisters.ConfigMapLister
-	PodLister            corelisters.PodLister
-	PVCLister            corelisters.PersistentVolumeClaimLister
+	// CompactBackupLister reads CompactBackups.
+	CompactBackupLister listers.CompactBackupLister
+	StatefulSetLister   appslisters.StatefulSetLister
+	DeploymentLister    appslisters.DeploymentLister
+	ServiceLister       corelisters.ServiceLister
+	ConfigMapLister     corelisters.ConfigMapLister
+	PodLister           corelisters.PodLister
+	PVCLister           corelisters.PersistentVolumeClaimLister
 	// PVLister caches the PVs the operator labelled; nil unless
 	// CLIConfig.ManagePersistentVolumes.
 	PVLister             corelisters.PersistentVolumeLister
@@ -263,6 +265,7 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		BackupLister:         pingcap.Backups().Lister(),
 		RestoreLister:        pingcap.Restores().Lister(),
 		BackupScheduleLister: pingcap.BackupSchedules().Lister(),
+		CompactBackupLister:  pingcap.CompactBackups().Lister(),
 		StatefulSetLister:    kubeFactory.Apps().V1().StatefulSets().Lister(),
 		DeploymentLister:     kubeFactory.Apps().V1().Deployments().Lister(),
 		ServiceLister:        kubeFactory.Core().V1().Services().Lister(),

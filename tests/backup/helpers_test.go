@@ -43,7 +43,7 @@ var (
 )
 
 // binaries builds the backup-manager and the stand-in br (as `br`, and
-// linked as `dumpling` and `tidb-lightning`) into one directory, and versitygw with hack/s3-server.sh (cached; minutes on a cold
+// linked as `dumpling`, `tidb-lightning` and `tikv-ctl`) into one directory, and versitygw with hack/s3-server.sh (cached; minutes on a cold
 // cache, once). It returns the directory and versitygw's path.
 func binaries(t *testing.T) (string, string) {
 	t.Helper()
@@ -62,7 +62,7 @@ func binaries(t *testing.T) (string, string) {
 			}
 		}
 		t.Log("hack/s3-server.sh build: versitygw from the cache, or built (minutes, once)")
-		for _, alias := range []string{"dumpling", "tidb-lightning"} {
+		for _, alias := range []string{"dumpling", "tidb-lightning", "tikv-ctl"} {
 			if binErr = os.Symlink("br", filepath.Join(binDir, alias)); binErr != nil {
 				return
 			}

@@ -16,16 +16,17 @@ import (
 
 // figures are one kind's counts: its cases, those the API server rejected,
 // those accepted and reported (invalid, or a missing reference) with
-// nothing written, and those that stopped no other object (every case that
+// nothing written, and those that stopped no other object: every case that
 // passed, since the healthy cluster converged and every other case was
-// resolved while it existed).
+// resolved while it existed, and, for the kinds with a sentinel, only when
+// the sentinel of that kind was reconciled beside it.
 type figures struct {
 	cases, rejected, reported, neverStopped, failing int
 }
 
 // writeFigures prints the per-kind table to the test log and writes it to
 // _output/badinput/figures.md, from which docs/reliability.md is refreshed.
-func writeFigures(t *testing.T, results []*result, took time.Duration) {
+func writeFigures(t *testing.T, results []*result, reconciled map[string]bool, took time.Duration) {
 	t.Helper()
 	byKind := map[string]*figures{}
 	for _, k := range kinds {
@@ -43,7 +44,8 @@ func writeFigures(t *testing.T, results []*result, took time.Duration) {
 		case r.outcome == corpus.Invalid || (r.outcome == corpus.Reported && corpus.KindOf(r.c) != "TidbCluster"):
 			f.reported++
 		}
-		if r.problem == "" {
+		_, hasSentinel := sentinelObjects[corpus.KindOf(r.c)]
+		if r.problem == "" && (!hasSentinel || reconciled[corpus.KindOf(r.c)]) {
 			f.neverStopped++
 		}
 	}

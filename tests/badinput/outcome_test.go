@@ -27,6 +27,10 @@ type result struct {
 	done     bool
 	problem  string
 	seen     string // the last thing observed, for a case never resolved
+	// updated: the update of an update case was sent; before holds the
+	// versions of the objects written for it until then (ownedVersions).
+	updated bool
+	before  map[string]string
 }
 
 // names reports whether msg names r's field (and r.c.Also when set).

@@ -30,7 +30,7 @@ import (
 // wantExamples are the example files this package must find; a missing one
 // fails the test, so a renamed example cannot silently drop out of it.
 var wantExamples = []string{
-	"backup/backup-schedule.yaml", "backup/backup.yaml", "backup/restore.yaml", "backup/s3-secret.yaml",
+	"backup/backup-schedule.yaml", "backup/backup.yaml", "backup/compact-backup.yaml", "backup/restore.yaml", "backup/s3-secret.yaml",
 	"basic/tidb-cluster.yaml", "basic-random-password/tidb-cluster.yaml", "config-strategies/in-place.yaml", "config-strategies/rolling-update.yaml",
 	"pause/tidb-cluster.yaml", "scaled/tidb-cluster.yaml", "storage-volumes/tidb-cluster.yaml", "sysctl-init/tidb-cluster.yaml",
 	"tls/tidb-cluster.yaml", "initialize/init-sql.yaml", "initialize/tidb-cluster.yaml", "initialize/tidb-initializer.yaml",
@@ -43,6 +43,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"Backup":           v1alpha1.SchemeGroupVersion.WithResource("backups"),
 	"Restore":          v1alpha1.SchemeGroupVersion.WithResource("restores"),
 	"BackupSchedule":   v1alpha1.SchemeGroupVersion.WithResource("backupschedules"),
+	"CompactBackup":    v1alpha1.SchemeGroupVersion.WithResource("compactbackups"),
 	"TidbDashboard":    v1alpha1.SchemeGroupVersion.WithResource("tidbdashboards"),
 	"TidbNGMonitoring": v1alpha1.SchemeGroupVersion.WithResource("tidbngmonitorings"),
 	"TidbInitializer":  v1alpha1.SchemeGroupVersion.WithResource("tidbinitializers"),

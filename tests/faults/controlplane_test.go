@@ -122,7 +122,7 @@ func (cp *controlPlane) installCRDs() error {
 	if out, err := kubectl(context.Background(), "apply", "-f", filepath.Join(framework.RepoRoot(), "manifests", "crd.yaml")); err != nil {
 		return fmt.Errorf("install CRDs: %w: %s", err, out)
 	}
-	for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules"} {
+	for _, crd := range []string{"tidbclusters", "backups", "restores", "backupschedules", "compactbackups"} {
 		name := "crd/" + crd + ".pingcap.com"
 		err := framework.Poll(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
 			out, err := kubectl(ctx, "get", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)

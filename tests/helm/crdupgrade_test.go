@@ -80,7 +80,7 @@ const (
 //     first (which deletes every TidbCluster). It refuses to when a
 //     TidbCluster lives in a namespace the harness did not create, so a
 //     developer's cluster named by KUBETIDB_KUBECONFIG loses nothing. The
-//     other seven CRDs are left alone (a leftover Backup's finalizer could
+//     other eight CRDs are left alone (a leftover Backup's finalizer could
 //     hold their deletion forever): helm creates the older ones that do not
 //     exist (all of them when this package runs alone) and skips the rest,
 //     which already are the repo's;

@@ -319,7 +319,7 @@ func parseFlags(t *testing.T, command []string) {
 	}
 }
 
-// TestChartShipsTheCRDs checks that the chart installs the eight CRDs and
+// TestChartShipsTheCRDs checks that the chart installs the nine CRDs and
 // that its crds/ are the generated manifests/crd/ files, byte for byte
 // (hack/update-chart-crds.sh copies them; hack/verify-chart-crds.sh checks).
 func TestChartShipsTheCRDs(t *testing.T) {
@@ -331,7 +331,7 @@ func TestChartShipsTheCRDs(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com",
+	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "compactbackups.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com",
 		"tidbdashboards.pingcap.com", "tidbinitializers.pingcap.com", "tidbmonitors.pingcap.com", "tidbngmonitorings.pingcap.com"}
 	if !slices.Equal(names, want) {
 		t.Errorf("helm template --include-crds renders CRDs %v, want %v", names, want)

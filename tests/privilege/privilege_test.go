@@ -57,6 +57,7 @@ var unusedGrants = map[string]string{
 	"update pingcap.com/backups/finalizers":           "blockOwnerDeletion on a Backup's Jobs",
 	"update pingcap.com/restores/finalizers":          "blockOwnerDeletion on a Restore's Jobs",
 	"update pingcap.com/backupschedules/finalizers":   "blockOwnerDeletion on a schedule's Backups",
+	"update pingcap.com/compactbackups/finalizers":    "blockOwnerDeletion on a CompactBackup's Job",
 	"update pingcap.com/tidbinitializers/finalizers":  "blockOwnerDeletion on the initializer's Job",
 	"update pingcap.com/tidbmonitors/finalizers":      "blockOwnerDeletion on a monitor's children",
 	"update pingcap.com/tidbdashboards/finalizers":    "blockOwnerDeletion on a dashboard's children",

@@ -104,6 +104,19 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [delete]
+# CompactBackups: cached (list/watch) and read live (get) before each status write; state, message
+# and retry records written through the status subresource (update, guarded by resourceVersion), as
+# their Job's backup-manager writes progress; their Jobs carry them as blockOwnerDeletion owner and
+# are deleted (jobs delete, below) once their CompactBackup is gone.
+- apiGroups: [pingcap.com]
+  resources: [compactbackups]
+  verbs: [get, list, watch]
+- apiGroups: [pingcap.com]
+  resources: [compactbackups/status]
+  verbs: [update]
+- apiGroups: [pingcap.com]
+  resources: [compactbackups/finalizers]
+  verbs: [update]
 # Children carry a controller ownerReference with blockOwnerDeletion, which clusters running the
 # OwnerReferencesPermissionEnforcement admission plugin (e.g. OpenShift) allow only to users who
 # may update the owner's finalizers.

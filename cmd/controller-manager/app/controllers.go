@@ -16,6 +16,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backup"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
+	"github.com/kubetidb/tidb-operator/pkg/controller/compactbackup"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbcluster"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbdashboard"
 	"github.com/kubetidb/tidb-operator/pkg/controller/tidbinitializer"
@@ -41,6 +42,7 @@ var controllerBuilders = []func(*controller.Dependencies) (runner, error){
 	build(backup.NewBackupController),
 	build(backup.NewRestoreController),
 	build(backupschedule.NewController),
+	build(compactbackup.NewController),
 	build(tidbdashboard.NewController),
 	build(tidbngmonitoring.NewController),
 	build(tidbinitializer.NewController),

@@ -43,6 +43,8 @@ type Options struct {
 	SkipClientCA bool
 	// BRPath, DumplingPath and LightningPath are the tools; empty picks the default.
 	BRPath, DumplingPath, LightningPath string
+	// TiKVCtlPath is tikv-ctl (compact); empty picks the default.
+	TiKVCtlPath string
 }
 
 // Manager runs one backup-manager subcommand.

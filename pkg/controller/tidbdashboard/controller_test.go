@@ -253,9 +253,10 @@ func TestUnsupportedAndInvalid(t *testing.T) {
 	}
 }
 
-// TestNegativeLimitAndLongNameWriteNothing: a negative memory limit or a
-// name too long for the StatefulSet is reported invalid before the
-// Service is written (the API server would refuse only the StatefulSet).
+// TestNegativeLimitAndLongNameWriteNothing: a negative memory limit, a
+// name too long for the StatefulSet, a toleration operator Maybe or a
+// nodeSelector key with a space is reported invalid before the Service is
+// written (the API server would refuse only the StatefulSet).
 func TestNegativeLimitAndLongNameWriteNothing(t *testing.T) {
 	t.Parallel()
 	for name, mutate := range map[string]func(*v1alpha1.TidbDashboard){
@@ -263,6 +264,10 @@ func TestNegativeLimitAndLongNameWriteNothing(t *testing.T) {
 			td.Spec.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("-1Gi")}
 		},
 		"long name": func(td *v1alpha1.TidbDashboard) { td.Name = strings.Repeat("a", 40) },
+		"toleration operator": func(td *v1alpha1.TidbDashboard) {
+			td.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Maybe"}}
+		},
+		"nodeSelector key": func(td *v1alpha1.TidbDashboard) { td.Spec.NodeSelector = map[string]string{"no spaces": "x"} },
 	} {
 		f := newFixture(t)
 		td := newDashboard()

@@ -23,6 +23,7 @@ import (
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/precheck"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
@@ -71,10 +72,11 @@ func NewControl(clusters listers.TidbClusterLister, jobs batchlisters.JobLister,
 // Sync reconciles ti, a copy the caller owns, in order: validate the spec;
 // with the Job `<tc>-tidb-initializer` present, mirror its status; else
 // (unless an earlier Job Completed, which is final) look up the cluster,
-// passwordSecret and initSqlConfigMap, wait until some TiDB member is
-// healthy, and create the Job. The status is written once, only if it
-// changed. An invalid spec or a Job of that name not controlled by ti is
-// an IgnoreError, a missing Secret or ConfigMap a wait of RecheckDelay, a
+// passwordSecret and initSqlConfigMap, check the Job with the API
+// server's rules, wait until some TiDB member is healthy, and create the
+// Job. The status is written once, only if it
+// changed. An invalid spec, a Job the API server would refuse or a Job of
+// that name not controlled by ti is an IgnoreError, a missing Secret or ConfigMap a wait of RecheckDelay, a
 // missing cluster or an unhealthy TiDB nil (TidbCluster events wake ti);
 // API errors are returned wrapped and retried.
 func (c *Control) Sync(ctx context.Context, ti *v1alpha1.TidbInitializer) error {
@@ -112,12 +114,16 @@ func (c *Control) desiredStatus(ctx context.Context, ti *v1alpha1.TidbInitialize
 	if tc == nil {
 		return st, err
 	}
+	want := NewJob(ti, tc, c.image)
+	if msg := refusedJob(want); msg != "" {
+		return c.pending(ti, ReasonFailedValidation, msg), flow.Ignore(fmt.Errorf("TidbInitializer %s/%s: %s", ti.Namespace, ti.Name, msg))
+	}
 	c.reports.forget(ti.Namespace, ti.Name)
 	if !tidbHealthy(tc) {
 		klog.FromContext(ctx).V(2).Info("waiting for a healthy TiDB before the initializer Job", "tidbinitializer", klog.KObj(ti))
 		return pendingStatus(&ti.Status, "", "", c.now()), nil
 	}
-	created, err := c.createJob(ctx, ti, NewJob(ti, tc, c.image))
+	created, err := c.createJob(ctx, ti, want)
 	if err != nil {
 		return ti.Status, err
 	}
@@ -135,6 +141,22 @@ func Validate(ti *v1alpha1.TidbInitializer) string {
 	}
 	if errs := validation.IsDNS1123Label(names.Initializer(ti.Spec.Cluster.Name)); len(errs) > 0 {
 		return fmt.Sprintf("the Job name %s is invalid (spec.cluster.name too long?): %v", names.Initializer(ti.Spec.Cluster.Name), errs)
+	}
+	return ""
+}
+
+// refusedJob returns why the API server would refuse job, or "": its pod
+// template is checked as a pod (pkg/manager/precheck), the rules the API
+// server applies to a Job's template, so that spec.resources,
+// spec.tolerations, spec.nodeSelector or spec.serviceAccountName it
+// would refuse is reported before the Job is created, not retried for
+// ever as FailedCreate.
+func refusedJob(job *batchv1.Job) string {
+	tmpl := job.Spec.Template
+	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.Name, pod.Namespace = job.Name, job.Namespace
+	if errs := precheck.Object(pod); len(errs) > 0 {
+		return fmt.Sprintf("the Job %s would be refused: %v", job.Name, errs.ToAggregate())
 	}
 	return ""
 }

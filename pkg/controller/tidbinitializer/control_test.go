@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -107,6 +108,13 @@ func TestSyncReportsInvalidInput(t *testing.T) {
 	undecodable.DecodeError = &v1alpha1.DecodeError{Field: "spec.cluster", Message: "expected an object"}
 	noTiDB := newCluster(true)
 	noTiDB.Spec.TiDB = nil
+	// Fields the API server refuses in the Job's pod template.
+	toleration := newInitializer()
+	toleration.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Maybe"}}
+	account := newInitializer()
+	account.Spec.ServiceAccountName = "Init_SA"
+	negative := newInitializer()
+	negative.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("-1")}}
 	cases := []struct {
 		name    string
 		ti      *v1alpha1.TidbInitializer
@@ -122,6 +130,9 @@ func TestSyncReportsInvalidInput(t *testing.T) {
 		{"cluster without TiDB", newInitializer(), noTiDB, true, ReasonFailedValidation, "ignore"},
 		{"passwordSecret missing", newInitializer(), newCluster(true), false, ReasonSecretNotFound, "requeue"},
 		{"initSqlConfigMap missing", noCM, newCluster(true), true, ReasonConfigMapNotFound, "requeue"},
+		{"toleration operator", toleration, newCluster(true), true, ReasonFailedValidation, "ignore"},
+		{"serviceAccountName", account, newCluster(true), true, ReasonFailedValidation, "ignore"},
+		{"negative cpu", negative, newCluster(false), true, ReasonFailedValidation, "ignore"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

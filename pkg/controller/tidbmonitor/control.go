@@ -13,17 +13,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/precheck"
 	"github.com/kubetidb/tidb-operator/pkg/monitor"
 )
 
@@ -46,6 +50,7 @@ type Control struct {
 	pvcs     corelisters.PersistentVolumeClaimLister
 	pvs      corelisters.PersistentVolumeLister
 	client   versioned.Interface
+	kube     kubernetes.Interface
 	recorder record.EventRecorder
 	reports  *reporter
 	unknown  *controller.UnknownFieldsReporter
@@ -53,7 +58,8 @@ type Control struct {
 	pvsDenied string
 }
 
-// NewControl returns the control over deps' write layer, listers, clientset
+// NewControl returns the control over deps' write layer, listers,
+// clientsets (the kube one reads the Secrets and ConfigMap a monitor names)
 // and recorder.
 func NewControl(deps *controller.Dependencies) *Control {
 	return &Control{
@@ -63,6 +69,7 @@ func NewControl(deps *controller.Dependencies) *Control {
 		pvcs:      deps.PVCLister,
 		pvs:       deps.PVLister,
 		client:    deps.Clientset,
+		kube:      deps.KubeClient,
 		recorder:  deps.Recorder,
 		reports:   newReporter(deps.Recorder),
 		unknown:   controller.NewUnknownFieldsReporter(deps.Recorder),
@@ -72,27 +79,29 @@ func NewControl(deps *controller.Dependencies) *Control {
 
 // Sync reconciles tm (a copy it may modify). An unreadable or invalid spec
 // sets the Invalid condition, records one FailedValidation Warning per
-// generation and returns an IgnoreError; API errors are returned wrapped.
+// generation and returns an IgnoreError; a missing Secret or ConfigMap
+// sets Ready False, records one Warning per generation and returns a
+// RequeueAfter, writing nothing else; API errors are returned wrapped.
 func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	c.unknown.Report(tm)
 	ctx, batch := apply.WithEventBatch(ctx)
 	defer batch.Flush(c.recorder, tm)
 	status := tm.Status.DeepCopy()
 	status.ObservedGeneration = tm.Generation
-	if problem := Validate(tm); problem != "" {
-		c.reports.once(tm, corev1.EventTypeWarning, ReasonFailedValidation, problem)
-		setCondition(status, tm, ConditionInvalid, true, ReasonFailedValidation, problem)
-		setCondition(status, tm, ConditionReady, false, ReasonFailedValidation, problem)
-		if err := c.writeStatus(ctx, tm, status); err != nil {
-			return err
-		}
-		return flow.Ignore(errors.New(problem))
+	d, problem := desired(tm, c.targets(tm))
+	if problem != "" {
+		return c.invalid(ctx, tm, status, problem)
 	}
 	c.reports.clear(tm, ReasonFailedValidation)
 	meta.RemoveStatusCondition(&status.Conditions, ConditionInvalid)
 	c.reportUnsupported(tm, status)
+	if reason, msg, err := c.missingReference(ctx, tm); err != nil || reason != "" {
+		return c.waitReference(ctx, tm, status, reason, msg, err)
+	}
+	c.reports.clear(tm, ReasonSecretNotFound)
+	c.reports.clear(tm, ReasonConfigMapNotFound)
 
-	sets, err := c.apply(ctx, tm, c.targets(tm))
+	sets, err := c.apply(ctx, tm, d)
 	if err != nil {
 		return err
 	}
@@ -112,9 +121,60 @@ func (c *Control) Sync(ctx context.Context, tm *v1alpha1.TidbMonitor) error {
 	return c.writeStatus(ctx, tm, status)
 }
 
+// invalid reports problem (tm cannot be acted on): one FailedValidation
+// Warning per generation, Invalid True and Ready False in the status, no
+// other write. It returns the status write's error, else an IgnoreError.
+func (c *Control) invalid(ctx context.Context, tm *v1alpha1.TidbMonitor, status *v1alpha1.TidbMonitorStatus, problem string) error {
+	c.reports.once(tm, corev1.EventTypeWarning, ReasonFailedValidation, problem)
+	setCondition(status, tm, ConditionInvalid, true, ReasonFailedValidation, problem)
+	setCondition(status, tm, ConditionReady, false, ReasonFailedValidation, problem)
+	if err := c.writeStatus(ctx, tm, status); err != nil {
+		return err
+	}
+	return flow.Ignore(errors.New(problem))
+}
+
+// waitReference reports a missing Secret or ConfigMap (reason, msg): one
+// Warning per generation, Ready False, nothing else written, and a look
+// again after RecheckDelay; or returns err, the failed read.
+func (c *Control) waitReference(ctx context.Context, tm *v1alpha1.TidbMonitor, status *v1alpha1.TidbMonitorStatus, reason, msg string, err error) error {
+	if err != nil {
+		return err
+	}
+	c.reports.once(tm, corev1.EventTypeWarning, reason, msg)
+	setCondition(status, tm, ConditionReady, false, reason, msg)
+	if err := c.writeStatus(ctx, tm, status); err != nil {
+		return err
+	}
+	return flow.RequeueAfter(RecheckDelay, "%s", msg)
+}
+
+// desired validates tm, builds its objects for targets and checks them
+// with the API server's create rules (pkg/manager/precheck), so that a
+// spec the API server would refuse in the StatefulSet (a negative memory
+// limit, a toleration operator Maybe) writes nothing rather than the
+// ServiceAccount, ConfigMaps and Services before it. It returns the
+// objects, or what makes tm unusable.
+func desired(tm *v1alpha1.TidbMonitor, targets []monitor.Target) (*monitor.Desired, string) {
+	if problem := Validate(tm); problem != "" {
+		return nil, problem
+	}
+	d, err := monitor.NewDesired(tm, targets)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if errs := precheck.Objects(d.Objects()); len(errs) > 0 {
+		return nil, "the objects built from the spec would be refused: " + errs.ToAggregate().Error()
+	}
+	return d, ""
+}
+
 // Validate returns what makes tm unusable, or "". It is pure: the
 // controller and render both call it before building the objects.
 func Validate(tm *v1alpha1.TidbMonitor) string {
+	if errs := validateImages(tm); len(errs) > 0 {
+		return errs.ToAggregate().Error()
+	}
 	switch {
 	case tm.DecodeError != nil:
 		return fmt.Sprintf("spec cannot be read: %v", tm.DecodeError)
@@ -142,6 +202,31 @@ func Validate(tm *v1alpha1.TidbMonitor) string {
 		}
 	}
 	return ""
+}
+
+// validateImages checks the base image and version of every container a
+// TidbMonitor may run; the API server checks no image syntax, so a bad one
+// would be written and its pod would never pull.
+func validateImages(tm *v1alpha1.TidbMonitor) field.ErrorList {
+	spec, p := &tm.Spec, field.NewPath("spec")
+	containers := map[string]*v1alpha1.MonitorContainer{"prometheus": &spec.Prometheus.MonitorContainer,
+		"reloader": &spec.Reloader.MonitorContainer, "initializer": &spec.Initializer.MonitorContainer}
+	if spec.Grafana != nil {
+		containers["grafana"] = &spec.Grafana.MonitorContainer
+	}
+	if spec.PrometheusReloader != nil {
+		containers["prometheusReloader"] = &spec.PrometheusReloader.MonitorContainer
+	}
+	if spec.Thanos != nil {
+		containers["thanos"] = &spec.Thanos.MonitorContainer
+	}
+	var errs field.ErrorList
+	for _, name := range []string{"prometheus", "grafana", "reloader", "initializer", "prometheusReloader", "thanos"} {
+		if mc := containers[name]; mc != nil {
+			errs = append(errs, validation.ValidateBaseImageVersion(mc.BaseImage, mc.Version, p.Child(name))...)
+		}
+	}
+	return errs
 }
 
 // reportUnsupported sets the Unsupported condition (removed when nothing
@@ -185,15 +270,11 @@ func (c *Control) targets(tm *v1alpha1.TidbMonitor) []monitor.Target {
 	return out
 }
 
-// apply writes every object of tm in the order of monitor.Desired.Objects
+// apply writes d, the objects of tm, in the order of monitor.Desired.Objects
 // (identity, then configuration, then Services, then the StatefulSets that
 // use them), deletes the shards no longer desired, and returns the live
-// StatefulSets. Objects that cannot be built are an IgnoreError.
-func (c *Control) apply(ctx context.Context, tm *v1alpha1.TidbMonitor, targets []monitor.Target) ([]*appsv1.StatefulSet, error) {
-	d, err := monitor.NewDesired(tm, targets)
-	if err != nil {
-		return nil, flow.Ignore(err)
-	}
+// StatefulSets.
+func (c *Control) apply(ctx context.Context, tm *v1alpha1.TidbMonitor, d *monitor.Desired) ([]*appsv1.StatefulSet, error) {
 	if _, err := c.applier.ServiceAccount(ctx, tm, d.ServiceAccount); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -348,6 +349,10 @@ func TestValidateNamesTheBrokenField(t *testing.T) {
 		{"storage negative", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Persistent, tm.Spec.Storage = true, "-1Gi" }, "spec.storage"},
 		{"storage ok", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Persistent, tm.Spec.Storage = true, "5Gi" }, ""},
 		{"name too long", func(tm *v1alpha1.TidbMonitor) { tm.Name = strings.Repeat("a", 50) }, "metadata.name"},
+		{"prometheus image", func(tm *v1alpha1.TidbMonitor) { tm.Spec.Prometheus.BaseImage = "prom/prom etheus:v1:v2" }, "spec.prometheus.baseImage"},
+		{"grafana version", func(tm *v1alpha1.TidbMonitor) {
+			tm.Spec.Grafana = &v1alpha1.GrafanaSpec{MonitorContainer: v1alpha1.MonitorContainer{BaseImage: "grafana/grafana", Version: "7.5.11:latest"}}
+		}, "spec.grafana.version"},
 	} {
 		tm := newMonitor()
 		tc.mutate(tm)
@@ -375,5 +380,75 @@ func TestSyncWritesNothingForAnUnreadableStorage(t *testing.T) {
 	c := meta.FindStatusCondition(f.monitorStatus().Conditions, ConditionInvalid)
 	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "spec.storage") {
 		t.Fatalf("Invalid condition %+v", c)
+	}
+}
+
+// TestSyncWritesNothingForObjectsTheAPIServerWouldRefuse: a negative
+// memory limit or a toleration operator Maybe is found in the built
+// StatefulSet before the ServiceAccount, ConfigMaps and Services are
+// written, and reported invalid naming the built field.
+func TestSyncWritesNothingForObjectsTheAPIServerWouldRefuse(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.TidbMonitor)
+		want   string
+	}{
+		{"negative memory", func(tm *v1alpha1.TidbMonitor) {
+			tm.Spec.Prometheus.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("-1Gi")}
+		}, "resources.limits[memory]"},
+		{"toleration operator", func(tm *v1alpha1.TidbMonitor) {
+			tm.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Maybe"}}
+		}, "spec.template.spec.tolerations[0].operator"},
+	} {
+		f := newFixture(t)
+		tm := newMonitor()
+		tc.mutate(tm)
+		f.seed(tm)
+		if err := f.c.sync(context.Background(), "ns/basic"); !flow.IsIgnore(err) {
+			t.Fatalf("%s: want IgnoreError, got %v", tc.name, err)
+		}
+		if w := f.writes(); len(w) != 0 {
+			t.Fatalf("%s: writes %v", tc.name, w)
+		}
+		c := meta.FindStatusCondition(f.monitorStatus().Conditions, ConditionInvalid)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, tc.want) {
+			t.Fatalf("%s: Invalid condition %+v, want it naming %s", tc.name, c, tc.want)
+		}
+	}
+}
+
+// TestMissingGrafanaSecretWritesNothingUntilItExists: a usernameSecret
+// that does not exist is reported (Warning SecretNotFound, Ready False
+// naming it) with no object written and a look again later; once the
+// Secret exists the monitor is built.
+func TestMissingGrafanaSecretWritesNothingUntilItExists(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tm := newMonitor()
+	tm.Spec.Grafana = &v1alpha1.GrafanaSpec{MonitorContainer: v1alpha1.MonitorContainer{BaseImage: "grafana/grafana", Version: "7.5.11"},
+		UsernameSecret: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "grafana"}, Key: "user"}}
+	f.seed(tm)
+	err := f.c.sync(context.Background(), "ns/basic")
+	if re, ok := flow.AsRequeue(err); !ok || re.After != RecheckDelay {
+		t.Fatalf("want a requeue after %s, got %v", RecheckDelay, err)
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Fatalf("writes %v", w)
+	}
+	c := meta.FindStatusCondition(f.monitorStatus().Conditions, ConditionReady)
+	if c == nil || c.Reason != ReasonSecretNotFound || !strings.Contains(c.Message, "spec.grafana.usernameSecret: Secret ns/grafana not found") {
+		t.Fatalf("Ready condition %+v", c)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "grafana", Namespace: "ns"}, Data: map[string][]byte{"user": []byte("admin")}}
+	if _, err := f.deps.FakeKube.CoreV1().Secrets("ns").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.deps.FakeKube.ClearActions()
+	if err := f.c.sync(context.Background(), "ns/basic"); err != nil {
+		t.Fatalf("sync with the Secret: %v", err)
+	}
+	if w := f.writes(); len(w) == 0 {
+		t.Fatal("nothing written once the Secret exists")
 	}
 }

@@ -53,7 +53,7 @@ func (r *reporter) clear(tm *v1alpha1.TidbMonitor, reason string) {
 // forget drops everything reported for the monitor namespace/name (deleted).
 func (r *reporter) forget(namespace, name string) {
 	r.mu.Lock()
-	for _, reason := range []string{ReasonFailedValidation, ReasonUnsupported} {
+	for _, reason := range []string{ReasonFailedValidation, ReasonUnsupported, ReasonSecretNotFound, ReasonConfigMapNotFound} {
 		delete(r.last, namespace+"/"+name+"/"+reason)
 	}
 	r.mu.Unlock()

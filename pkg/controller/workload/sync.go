@@ -27,6 +27,7 @@ import (
 	listers "github.com/kubetidb/tidb-operator/pkg/client/listers/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
+	"github.com/kubetidb/tidb-operator/pkg/manager/precheck"
 )
 
 // Condition types and the reasons (also event reasons) a sync reports.
@@ -103,8 +104,9 @@ type Syncer struct {
 }
 
 // Sync reconciles r and returns the status to write. The error is an
-// IgnoreError for an invalid spec or objects that cannot be built (a
-// Warning FailedValidation says why; retrying cannot help), an API error
+// IgnoreError for an invalid spec or objects that cannot be built or that
+// the API server would refuse (pkg/manager/precheck; a Warning
+// FailedValidation says why, nothing is written; retrying cannot help), an API error
 // to retry, or nil. A missing cluster is no error: the status and a
 // Warning ClusterNotFound say so, and the controller syncs again when the
 // cluster appears.
@@ -146,6 +148,11 @@ func (s *Syncer) Sync(ctx context.Context, r Request) (Status, error) {
 	desired, err := r.Build(tc)
 	if err != nil {
 		return s.invalid(st, prev, r, err.Error())
+	}
+	if errs := precheck.Objects(desired.Objects()); len(errs) > 0 {
+		// The API server would refuse one of them (a toleration operator
+		// Maybe in the StatefulSet) after the Services were written.
+		return s.invalid(st, prev, r, "the objects built from the spec would be refused: "+errs.ToAggregate().Error())
 	}
 	applied, err := s.apply(ctx, r.Owner, desired)
 	if err != nil {

@@ -1,7 +1,8 @@
 //go:build integration
 
 // Command standinbr stands in for BR in the backup tests (BR needs TiKV), and
-// for dumpling and TiDB Lightning when run under those names. As BR it
+// for dumpling, TiDB Lightning and tikv-ctl (compact-log-backup, compact.go)
+// when run under those names. As BR it
 // takes BR's command line, writes what BR writes under --storage through the
 // same storage library (a backupmeta and data files: backup), reads the
 // backupmeta back (restore), prints BR-like progress and summary lines, and
@@ -39,6 +40,10 @@ import (
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
+		if filepath.Base(os.Args[0]) == "tikv-ctl" {
+			logJSON("ERROR", "Compaction aborted.", map[string]any{"err": err.Error()})
+			os.Exit(1)
+		}
 		fmt.Fprintf(os.Stderr, "[%s] [ERROR] [main.go:1] [\"br failed\"] [error=%q]\n", stamp(), err.Error())
 		os.Exit(1)
 	}
@@ -56,6 +61,8 @@ func run(args []string) error {
 		return dumpling(args)
 	case "tidb-lightning":
 		return lightning(args)
+	case "tikv-ctl":
+		return tikvCtl(args)
 	}
 	return runBR(args)
 }
@@ -77,6 +84,9 @@ func recordArgs(args []string) error {
 func runBR(args []string) error {
 	if len(args) < 2 {
 		return fmt.Errorf("usage: br backup|restore <type> [flags]")
+	}
+	if args[0] == "operator" && args[1] == "base64ify" {
+		return base64ify(parseFlags(args[2:]))
 	}
 	fmt.Printf("Detail BR log in /tmp/br.log.%d\n", os.Getpid())
 	if msg := os.Getenv("STANDIN_BR_FAIL"); msg != "" {

@@ -79,6 +79,12 @@ type Case struct {
 	Patch map[string]any `json:"patch,omitempty"`
 	// Unset lists dotted paths removed from the base before Patch.
 	Unset []string `json:"unset,omitempty"`
+	// Update, when set, makes the case a change of a running object: the
+	// object (base, Unset, Patch: valid) is created, and once the operator
+	// has written its objects Update is merge-patched into it. The outcome
+	// is that of the update, and nothing written for the object may change
+	// after it.
+	Update map[string]any `json:"update,omitempty"`
 }
 
 //go:embed corpus.yaml

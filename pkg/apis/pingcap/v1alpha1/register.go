@@ -36,6 +36,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Backup{}, &BackupList{},
 		&Restore{}, &RestoreList{},
 		&BackupSchedule{}, &BackupScheduleList{},
+		&CompactBackup{}, &CompactBackupList{},
 		&TidbInitializer{}, &TidbInitializerList{},
 		&TidbMonitor{}, &TidbMonitorList{},
 		&TidbDashboard{}, &TidbDashboardList{},

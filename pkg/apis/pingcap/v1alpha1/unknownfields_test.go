@@ -24,6 +24,7 @@ var kindCases = []kindCase{
 	{"TidbCluster", "tidbclusters", reflect.TypeFor[TidbClusterSpec](), func() json.Unmarshaler { return &TidbCluster{} }, 100},
 	{"Backup", "backups", reflect.TypeFor[BackupSpec](), func() json.Unmarshaler { return &Backup{} }, 6},
 	{"Restore", "restores", reflect.TypeFor[RestoreSpec](), func() json.Unmarshaler { return &Restore{} }, 6},
+	{"CompactBackup", "compactbackups", reflect.TypeFor[CompactSpec](), func() json.Unmarshaler { return &CompactBackup{} }, 5},
 	{"BackupSchedule", "backupschedules", reflect.TypeFor[BackupScheduleSpec](), func() json.Unmarshaler { return &BackupSchedule{} }, 12},
 	{"TidbInitializer", "tidbinitializers", reflect.TypeFor[TidbInitializerSpec](), func() json.Unmarshaler { return &TidbInitializer{} }, 1},
 	{"TidbMonitor", "tidbmonitors", reflect.TypeFor[TidbMonitorSpec](), func() json.Unmarshaler { return &TidbMonitor{} }, 8},

@@ -83,6 +83,7 @@ func ByKind() map[string][]string {
 		"Backup":           Paths(Backup),
 		"Restore":          Paths(Restore),
 		"BackupSchedule":   Paths(BackupSchedule),
+		"CompactBackup":    Paths(CompactBackup),
 	}
 }
 

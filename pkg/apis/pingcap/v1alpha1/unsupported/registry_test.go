@@ -40,8 +40,9 @@ func TestEveryEntryIsNamedOnceSet(t *testing.T) {
 	checkRegistry(t, "Backup", Backup)
 	checkRegistry(t, "Restore", Restore)
 	checkRegistry(t, "BackupSchedule", BackupSchedule)
-	if len(ByKind()) != 8 {
-		t.Errorf("ByKind has %d kinds, want the 8 served", len(ByKind()))
+	checkRegistry(t, "CompactBackup", CompactBackup)
+	if len(ByKind()) != 9 {
+		t.Errorf("ByKind has %d kinds, want the 9 served", len(ByKind()))
 	}
 }
 

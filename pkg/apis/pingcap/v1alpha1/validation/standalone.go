@@ -18,3 +18,12 @@ func ValidateStandaloneImage(cs *v1alpha1.ComponentSpec, baseImage string, path 
 	}
 	return errs
 }
+
+// ValidateBaseImageVersion checks an image given as a base image and a
+// version (a TidbMonitor's containers: prometheus, grafana, reloader …):
+// baseImage an image reference without whitespace, version an image tag.
+// It returns one error per bad field, nil when both are usable or empty.
+func ValidateBaseImageVersion(baseImage, version string, path *field.Path) field.ErrorList {
+	errs := validateImageString(baseImage, path.Child("baseImage"))
+	return append(errs, validateVersion(version, path.Child("version"))...)
+}

@@ -34,3 +34,23 @@ func TestValidateStandaloneImage(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateBaseImageVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		base, version, want string
+	}{
+		{"", "", ""},
+		{"prom/prometheus", "v2.27.1", ""},
+		{"prom/prom etheus:v1:v2", "v2.27.1", "spec.prometheus.baseImage"},
+		{"grafana/grafana", "7.5.11:latest", "spec.prometheus.version"},
+	} {
+		got := ValidateBaseImageVersion(tc.base, tc.version, field.NewPath("spec", "prometheus")).ToAggregate()
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%q %q: %v", tc.base, tc.version, got)
+		case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
+			t.Errorf("%q %q: got %v, want an error naming %s", tc.base, tc.version, got, tc.want)
+		}
+	}
+}

@@ -34,6 +34,14 @@ type BackupScheduleListerExpansion interface{}
 // BackupScheduleNamespaceLister.
 type BackupScheduleNamespaceListerExpansion interface{}
 
+// CompactBackupListerExpansion allows custom methods to be added to
+// CompactBackupLister.
+type CompactBackupListerExpansion interface{}
+
+// CompactBackupNamespaceListerExpansion allows custom methods to be added to
+// CompactBackupNamespaceLister.
+type CompactBackupNamespaceListerExpansion interface{}
+
 // RestoreListerExpansion allows custom methods to be added to
 // RestoreLister.
 type RestoreListerExpansion interface{}

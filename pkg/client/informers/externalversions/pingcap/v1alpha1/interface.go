@@ -28,6 +28,8 @@ type Interface interface {
 	Backups() BackupInformer
 	// BackupSchedules returns a BackupScheduleInformer.
 	BackupSchedules() BackupScheduleInformer
+	// CompactBackups returns a CompactBackupInformer.
+	CompactBackups() CompactBackupInformer
 	// Restores returns a RestoreInformer.
 	Restores() RestoreInformer
 	// TidbClusters returns a TidbClusterInformer.
@@ -61,6 +63,11 @@ func (v *version) Backups() BackupInformer {
 // BackupSchedules returns a BackupScheduleInformer.
 func (v *version) BackupSchedules() BackupScheduleInformer {
 	return &backupScheduleInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// CompactBackups returns a CompactBackupInformer.
+func (v *version) CompactBackups() CompactBackupInformer {
+	return &compactBackupInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Restores returns a RestoreInformer.

@@ -36,6 +36,10 @@ func (c *FakePingcapV1alpha1) BackupSchedules(namespace string) v1alpha1.BackupS
 	return newFakeBackupSchedules(c, namespace)
 }
 
+func (c *FakePingcapV1alpha1) CompactBackups(namespace string) v1alpha1.CompactBackupInterface {
+	return newFakeCompactBackups(c, namespace)
+}
+
 func (c *FakePingcapV1alpha1) Restores(namespace string) v1alpha1.RestoreInterface {
 	return newFakeRestores(c, namespace)
 }
