@@ -5,6 +5,8 @@
 // scale and upgrade → apply. A component supplies the small Component
 // interface (pure builders and its status) and whichever optional hooks it
 // needs (hooks.go); the skeleton type-asserts them and owns every write.
+// The skeleton is generic over the owner kind O (owner.go): it reads an
+// owner's metadata and, through OwnerSettings[O], its cluster-level fields.
 package component
 
 import (
@@ -14,8 +16,8 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
-// Component is what every member manager supplies to the skeleton. Builders
-// are pure: they read only tc (already defaulted and validated) and their
+// Component is what every member manager supplies to the skeleton for an
+// owner of kind O (tc below). Builders are pure: they read only tc (already defaulted and validated) and their
 // arguments, never a lister, client or clock. Everything else a component
 // may do is an optional hook (see hooks.go).
 type Component[O Owner] interface {

@@ -9,8 +9,10 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
-// The optional hooks a Component may implement. The skeleton type-asserts
-// each; a component without one gets the behaviour its doc names. A hook
+// The optional hooks a Component[O] may implement, each generic over the
+// owner kind O as the Component is (a TidbCluster component implements
+// Observer[*v1alpha1.TidbCluster]). The skeleton type-asserts each; a
+// component without one gets the behaviour its doc names. A hook
 // returns nil when the action may proceed, a flow.RequeueError to wait, or
 // an error.
 
