@@ -56,7 +56,7 @@ func (m *Manager[O]) syncConfigMap(ctx context.Context, st *syncState[O]) error 
 	}
 	inUse := configMapInUse(st.live)
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: names.Member(tc.GetName(), m.comp.Name()), Namespace: tc.GetNamespace(), Labels: Labels(tc, m.comp.Name())},
+		ObjectMeta: metav1.ObjectMeta{Name: names.Member(tc.GetName(), m.comp.Name()), Namespace: tc.GetNamespace(), Labels: m.owner.Labels(tc, m.comp.Name())},
 		Data:       data,
 	}
 	strategy := configStrategy(m.owner, tc, m.comp)

@@ -130,7 +130,7 @@ func (m *Manager[O]) observePlan(tc O, live *appsv1.StatefulSet, pods map[int32]
 	if f, ok := m.comp.(ForceUpgrader[O]); ok {
 		c.Force = f.ForceUpgrade(tc)
 	} else {
-		c.ForceIfOldDown = forceIfOldDownAsked(tc)
+		c.ForceIfOldDown = m.owner.ForceIfOldDown(tc)
 	}
 	health, _ := m.comp.(HealthChecker[O])
 	// Unpartitioned, the planner sees every old pod as not yet restarting
@@ -275,7 +275,7 @@ func (m *Manager[O]) podsByOrdinal(st *syncState[O]) (map[int32]*corev1.Pod, err
 	if st.pods != nil {
 		return st.pods, nil
 	}
-	sel := labels.SelectorFromSet(Labels(st.tc, m.comp.Name()))
+	sel := labels.SelectorFromSet(m.owner.Labels(st.tc, m.comp.Name()))
 	list, err := m.pods.Pods(st.tc.GetNamespace()).List(sel)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)

@@ -36,7 +36,7 @@ func MinReadySeconds(tc metav1.Object, component string) time.Duration {
 // MinReadySeconds; during a rollout a restarted pod that has not is not
 // yet available, so the planner waits before restarting the next one.
 func (m *Manager[O]) readyLongEnough(tc O, pod *corev1.Pod) bool {
-	d := MinReadySeconds(tc, m.comp.Name())
+	d := m.owner.MinReadySeconds(tc, m.comp.Name())
 	if d == 0 || m.clock == nil {
 		return true
 	}

@@ -1,6 +1,8 @@
 package component
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
@@ -21,8 +23,9 @@ type Owner interface {
 // OwnerSettings reads, for the skeleton, the cluster-level fields of an
 // owner of kind O: paused, schedulerName, enablePVCReplace, a component's
 // suspendAction and configUpdateStrategy (its spec, else the cluster's),
-// whether its spec names a VolumeAttributesClass, and the update rules of
-// a live component. It is a value given to the Manager rather than methods
+// whether its spec names a VolumeAttributesClass, the update rules of a
+// live component, the labels of its objects, and what its annotations ask
+// of a rollout (min-ready-seconds, force-upgrade). It is a value given to the Manager rather than methods
 // of the API type because these answers come from the defaulting accessors,
 // the component descriptors and validation, which all import the API
 // package: as methods of *v1alpha1.TidbCluster they would be an import
@@ -45,6 +48,15 @@ type OwnerSettings[O Owner] interface {
 	// ValidateLive returns the update rules o breaks against what the
 	// component's live objects were built from.
 	ValidateLive(o O, live validation.Live) field.ErrorList
+	// Labels are the labels of the component's objects (its pods'
+	// selector).
+	Labels(o O, component string) map[string]string
+	// MinReadySeconds is how long a restarted pod of the component must
+	// be Ready before a rollout counts it available.
+	MinReadySeconds(o O, component string) time.Duration
+	// ForceIfOldDown reports whether o asks a rollout to give up its pace
+	// when an old pod is down (for components without a ForceUpgrader).
+	ForceIfOldDown(o O) bool
 }
 
 // TidbClusterSettings are the OwnerSettings of a TidbCluster. The zero
@@ -82,4 +94,19 @@ func (TidbClusterSettings) SetsAttributesClass(tc *v1alpha1.TidbCluster, compone
 // ValidateLive is validation.ValidateLive.
 func (TidbClusterSettings) ValidateLive(tc *v1alpha1.TidbCluster, live validation.Live) field.ErrorList {
 	return validation.ValidateLive(tc, live)
+}
+
+// Labels are the component's labels (Labels).
+func (TidbClusterSettings) Labels(tc *v1alpha1.TidbCluster, component string) map[string]string {
+	return Labels(tc, component)
+}
+
+// MinReadySeconds is the component's min-ready-seconds annotation (MinReadySeconds).
+func (TidbClusterSettings) MinReadySeconds(tc *v1alpha1.TidbCluster, component string) time.Duration {
+	return MinReadySeconds(tc, component)
+}
+
+// ForceIfOldDown reports force-upgrade without an upgrade gate asked.
+func (TidbClusterSettings) ForceIfOldDown(tc *v1alpha1.TidbCluster) bool {
+	return forceIfOldDownAsked(tc)
 }

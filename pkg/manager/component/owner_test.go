@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,11 @@ func (s otherSettings) ConfigUpdateStrategy(otherOwner, string) v1alpha1.ConfigU
 	return s.strategy
 }
 func (s otherSettings) ValidateLive(otherOwner, validation.Live) field.ErrorList { return nil }
+func (s otherSettings) MinReadySeconds(otherOwner, string) time.Duration         { return 0 }
+func (s otherSettings) ForceIfOldDown(otherOwner) bool                           { return false }
+func (s otherSettings) Labels(o otherOwner, component string) map[string]string {
+	return map[string]string{label.InstanceLabelKey: o.Name, label.ComponentLabelKey: component}
+}
 
 // otherComponent is a one-pod component of an otherOwner that records
 // which owner it observed.

@@ -36,7 +36,7 @@ func desiredObjects[O Owner](settings OwnerSettings[O], tc O, comp Component[O])
 			cmName = names.ConfigMapWithHash(tc.GetName(), comp.Name(), dataHash(data))
 		}
 		out = append(out, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.GetNamespace(), Labels: Labels(tc, comp.Name())},
+			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.GetNamespace(), Labels: settings.Labels(tc, comp.Name())},
 			Data:       data,
 		})
 	}

@@ -135,7 +135,7 @@ func (m *Manager[O]) renderedConfigMap(tc O, live *appsv1.StatefulSet) *corev1.C
 // recorded hash equals desired's) or either cannot be read.
 func (m *Manager[O]) configFiles(ctx context.Context, tc O, cm *corev1.ConfigMap,
 	data map[string]string) (mounted, desired map[string]any) {
-	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: tc.GetNamespace(), Labels: Labels(tc, m.comp.Name())}, Data: data}
+	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: tc.GetNamespace(), Labels: m.owner.Labels(tc, m.comp.Name())}, Data: data}
 	if applied := cm.Annotations[apply.AnnAppliedHash]; applied != "" {
 		if h, err := apply.ConfigMapHash(want); err == nil && h == applied {
 			return nil, nil

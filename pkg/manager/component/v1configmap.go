@@ -36,7 +36,7 @@ func (m *Manager[O]) collectForeignConfigMaps(ctx context.Context, st *syncState
 		!atRest(live, *live.Spec.Replicas) {
 		return nil
 	}
-	list, err := m.cms.ConfigMaps(tc.GetNamespace()).List(labels.SelectorFromSet(Labels(tc, m.comp.Name())))
+	list, err := m.cms.ConfigMaps(tc.GetNamespace()).List(labels.SelectorFromSet(m.owner.Labels(tc, m.comp.Name())))
 	if err != nil {
 		return fmt.Errorf("list ConfigMaps: %w", err)
 	}
