@@ -38,11 +38,11 @@ const (
 // order. Only registered components (comps) count: one nothing runs never
 // holds Ready back; the Unsupported condition names it instead. It only
 // reads; the caller sets the condition.
-func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component) metav1.Condition {
+func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component[*v1alpha1.TidbCluster]) metav1.Condition {
 	notReady := func(reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: v1alpha1.TidbClusterReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
-	var present []component.Component
+	var present []component.Component[*v1alpha1.TidbCluster]
 	for _, c := range comps {
 		if c.Enabled(tc) {
 			present = append(present, c)
@@ -66,7 +66,7 @@ func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component) metav
 		}
 	}
 	for _, c := range present {
-		if r, ok := c.(component.ReadinessReporter); ok {
+		if r, ok := c.(component.ReadinessReporter[*v1alpha1.TidbCluster]); ok {
 			if reason, msg := r.NotReady(tc); reason != "" {
 				return notReady(reason, msg)
 			}
@@ -78,8 +78,8 @@ func readyCondition(tc *v1alpha1.TidbCluster, comps []component.Component) metav
 
 // fullySuspended reports whether some enabled component is suspended and
 // every one asked to be is.
-func fullySuspended(tc *v1alpha1.TidbCluster, comps []component.Component) bool {
-	var present []component.Component
+func fullySuspended(tc *v1alpha1.TidbCluster, comps []component.Component[*v1alpha1.TidbCluster]) bool {
+	var present []component.Component[*v1alpha1.TidbCluster]
 	for _, c := range comps {
 		if c.Enabled(tc) {
 			present = append(present, c)
@@ -91,7 +91,7 @@ func fullySuspended(tc *v1alpha1.TidbCluster, comps []component.Component) bool 
 
 // suspendedComponents names the present components in phase Suspend and
 // reports whether every present one asked to be suspended is.
-func suspendedComponents(tc *v1alpha1.TidbCluster, present []component.Component) ([]string, bool) {
+func suspendedComponents(tc *v1alpha1.TidbCluster, present []component.Component[*v1alpha1.TidbCluster]) ([]string, bool) {
 	var names []string
 	all := true
 	for _, c := range present {
@@ -108,7 +108,7 @@ func suspendedComponents(tc *v1alpha1.TidbCluster, present []component.Component
 // statefulSetsUpToDate reports whether every present component's
 // StatefulSet exists and has rolled out its update revision; it names the
 // first that has not.
-func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, present []component.Component) (string, bool) {
+func statefulSetsUpToDate(tc *v1alpha1.TidbCluster, present []component.Component[*v1alpha1.TidbCluster]) (string, bool) {
 	for _, c := range present {
 		// Scale: replicas differ from the desired ones (a scale-in waiting
 		// for its store to leave, say); Upgrade: a rollout is due or running

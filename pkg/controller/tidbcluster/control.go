@@ -47,9 +47,9 @@ type ControlInterface interface {
 
 type defaultControl struct {
 	components []Component
-	stateful   []component.Component // the StatefulSet components, for conditions and metrics
-	built      map[string]bool       // names of the components, for what is not acted on yet
-	checked    checkedObjects        // the object versions whose built objects passed the checks
+	stateful   []component.Component[*v1alpha1.TidbCluster] // the StatefulSet components, for conditions and metrics
+	built      map[string]bool                              // names of the components, for what is not acted on yet
+	checked    checkedObjects                               // the object versions whose built objects passed the checks
 	status     StatusUpdater
 	recorder   record.EventRecorder
 	metrics    *metrics.Metrics

@@ -48,13 +48,13 @@ func (s *stubComponent) Sync(context.Context, *v1alpha1.TidbCluster) error {
 
 // statefulStub is a stubComponent the control counts as the registered
 // StatefulSet component of its name (conditions, metrics), as it counts a
-// component.Manager; its Sync only records the run.
+// component.Manager[*v1alpha1.TidbCluster]; its Sync only records the run.
 type statefulStub struct {
 	stubComponent
-	comp component.Component
+	comp component.Component[*v1alpha1.TidbCluster]
 }
 
-func (s *statefulStub) Component() component.Component { return s.comp }
+func (s *statefulStub) Component() component.Component[*v1alpha1.TidbCluster] { return s.comp }
 
 // newStatefulStub returns the stub of the registered component name.
 func newStatefulStub(t *testing.T, name string) *statefulStub {
@@ -273,7 +273,7 @@ type appsStatus = appsv1.StatefulSetStatus
 
 // registered returns the StatefulSet components the registry builds, in
 // sync order, as NewDefaultControl receives them.
-func registered() []component.Component {
+func registered() []component.Component[*v1alpha1.TidbCluster] {
 	return members.Components(members.New(&component.Env{}))
 }
 

@@ -89,7 +89,7 @@ func TestUnappliedVolumeAttributesClassesAreNamed(t *testing.T) {
 func TestAttributesClassesWithoutStatefulSet(t *testing.T) {
 	t.Parallel()
 	deps := controller.NewFakeDependencies()
-	var m *component.Manager
+	var m *component.Manager[*v1alpha1.TidbCluster]
 	for _, comp := range registered() {
 		if comp.Name() == "pd" {
 			m = component.NewManager(comp, controller.NewEnv(deps.Dependencies))

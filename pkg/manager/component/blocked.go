@@ -10,9 +10,10 @@ import (
 // component its Traits name (UpgradeBlockers) is present and scaling, upgrading
 // or replacing a member's volumes (until the replaced pod is back).
 // It returns "" when the component names none or none is busy.
-func (m *Manager) upgradeBlocker(tc *v1alpha1.TidbCluster) string {
+func (m *Manager[O]) upgradeBlocker(tc O) string {
 	for _, name := range m.comp.Traits().UpgradeBlockers {
-		peer, ok := m.peers.Get(name)
+		p, _ := m.peers.Get(name)
+		peer, ok := p.(Component[O])
 		if !ok || !peer.Enabled(tc) {
 			continue
 		}

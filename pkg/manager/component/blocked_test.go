@@ -42,7 +42,7 @@ func TestUpgradeBlockedWhileABlockerReplacesVolumes(t *testing.T) {
 	t.Parallel()
 	peers := &Peers{}
 	peers.Add(stubComponent{name: "pd"})
-	m := &Manager{comp: stubComponent{name: "tidb", blockers: []string{"pd"}}, peers: peers}
+	m := &Manager[*v1alpha1.TidbCluster]{comp: stubComponent{name: "tidb", blockers: []string{"pd"}}, peers: peers}
 	tc := &v1alpha1.TidbCluster{}
 	tc.Status.PD.Phase = v1alpha1.NormalPhase
 	if why := m.upgradeBlocker(tc); why != "" {

@@ -3,7 +3,6 @@ package component
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/precheck"
 )
 
@@ -13,8 +12,8 @@ import (
 // API server would refuse one of them for is reported before the first
 // write of the sync instead of half applied. tc must be defaulted and
 // valid; a builder error is reported as an error of spec.<component>.
-func (m *Manager) CheckObjects(tc *v1alpha1.TidbCluster) field.ErrorList {
-	objs, err := Desired(tc, m.comp)
+func (m *Manager[O]) CheckObjects(tc O) field.ErrorList {
+	objs, err := desiredObjects(m.owner, tc, m.comp)
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec", m.comp.Name()), "<spec>", err.Error())}
 	}

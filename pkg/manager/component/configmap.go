@@ -44,7 +44,7 @@ const ConfigVolumeName = "config"
 // strategy restarts nothing. A mounted ConfigMap another operator wrote (a
 // takeover) that means the same is kept untouched; once a real change has
 // rolled every pod off it, it is deleted (collectForeignConfigMaps).
-func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) syncConfigMap(ctx context.Context, st *syncState[O]) error {
 	tc := st.tc
 	data, err := m.comp.ConfigData(tc)
 	if err != nil {
@@ -56,19 +56,19 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 	}
 	inUse := configMapInUse(st.live)
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: names.Member(tc.Name, m.comp.Name()), Namespace: tc.Namespace, Labels: Labels(tc, m.comp.Name())},
+		ObjectMeta: metav1.ObjectMeta{Name: names.Member(tc.GetName(), m.comp.Name()), Namespace: tc.GetNamespace(), Labels: m.owner.Labels(tc, m.comp.Name())},
 		Data:       data,
 	}
-	strategy := configStrategy(tc, m.comp)
+	strategy := configStrategy(m.owner, tc, m.comp)
 	same := inUse != "" && m.sameAsInUse(ctx, inUse, cm)
 	switch {
-	case same && m.foreignConfigMap(tc.Namespace, inUse):
+	case same && m.foreignConfigMap(tc.GetNamespace(), inUse):
 		st.configMap = inUse // another operator's, meaning the same: adopted as it is
 		return m.collectForeignConfigMaps(ctx, st)
 	case same:
 		cm.Name = inUse
 	case strategy == v1alpha1.ConfigUpdateStrategyRollingUpdate:
-		cm.Name = names.ConfigMapWithHash(tc.Name, m.comp.Name(), dataHash(data))
+		cm.Name = names.ConfigMapWithHash(tc.GetName(), m.comp.Name(), dataHash(data))
 	case inUse != "":
 		cm.Name = inUse
 	}
@@ -85,7 +85,7 @@ func (m *Manager) syncConfigMap(ctx context.Context, st *syncState) error {
 // (controller.StripCached): its recorded hash equal to desired's means the
 // same data, and only when it differs is the data read from the API to be
 // compared by meaning. A failed read counts as different.
-func (m *Manager) sameAsInUse(ctx context.Context, name string, desired *corev1.ConfigMap) bool {
+func (m *Manager[O]) sameAsInUse(ctx context.Context, name string, desired *corev1.ConfigMap) bool {
 	cm, err := m.cms.ConfigMaps(desired.Namespace).Get(name)
 	if err != nil {
 		return false
@@ -159,14 +159,14 @@ func configMapInUse(live *appsv1.StatefulSet) string {
 // instance and component. The instance is the cluster's own
 // app.kubernetes.io/instance label when it has one (Helm compatibility),
 // else its name.
-func Labels(tc *v1alpha1.TidbCluster, component string) map[string]string {
+func Labels(tc metav1.Object, component string) map[string]string {
 	return label.ForCluster(Instance(tc)).Component(component).Labels()
 }
 
 // Instance returns the value of app.kubernetes.io/instance for tc's objects.
-func Instance(tc *v1alpha1.TidbCluster) string {
-	if v := tc.Labels[label.InstanceLabelKey]; v != "" {
+func Instance(tc metav1.Object) string {
+	if v := tc.GetLabels()[label.InstanceLabelKey]; v != "" {
 		return v
 	}
-	return tc.Name
+	return tc.GetName()
 }

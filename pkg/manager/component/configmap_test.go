@@ -58,7 +58,7 @@ func TestEqualConfigDataComparesEveryTOMLKeyByMeaning(t *testing.T) {
 }
 
 type reloader struct {
-	Component
+	Component[*v1alpha1.TidbCluster]
 	reloads bool
 }
 
@@ -72,10 +72,10 @@ func TestConfigReloaderIsAlwaysInPlace(t *testing.T) {
 	tc.Spec.ConfigUpdateStrategy = v1alpha1.ConfigUpdateStrategyRollingUpdate
 	tc.Spec.TiProxy = &v1alpha1.TiProxySpec{}
 	base := named("tiproxy")
-	if got := configStrategy(tc, reloader{Component: base, reloads: true}); got != v1alpha1.ConfigUpdateStrategyInPlace {
+	if got := configStrategy(TidbClusterSettings{}, tc, reloader{Component: base, reloads: true}); got != v1alpha1.ConfigUpdateStrategyInPlace {
 		t.Errorf("reloading component: strategy %s, want InPlace", got)
 	}
-	if got := configStrategy(tc, reloader{Component: base}); got != v1alpha1.ConfigUpdateStrategyRollingUpdate {
+	if got := configStrategy(TidbClusterSettings{}, tc, reloader{Component: base}); got != v1alpha1.ConfigUpdateStrategyRollingUpdate {
 		t.Errorf("other component: strategy %s, want the cluster's RollingUpdate", got)
 	}
 }
@@ -130,7 +130,7 @@ func TestSameAsInUseReadsDataOnlyWhenTheHashDiffers(t *testing.T) {
 			if err := idx.Add(cached); err != nil {
 				t.Fatal(err)
 			}
-			m := &Manager{cms: corelisters.NewConfigMapLister(idx), kube: kube}
+			m := &Manager[*v1alpha1.TidbCluster]{cms: corelisters.NewConfigMapLister(idx), kube: kube}
 			if got := m.sameAsInUse(context.Background(), "db-pd", desired(c.want)); got != c.same {
 				t.Errorf("same = %v, want %v", got, c.same)
 			}

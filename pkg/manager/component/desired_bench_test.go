@@ -71,7 +71,7 @@ func newBenchTC(s benchShape) *v1alpha1.TidbCluster {
 // the tiflash shape) builds nothing (component.Desired).
 func BenchmarkDesiredObjects(b *testing.B) {
 	env := &component.Env{}
-	comps := []component.Component{pd.New(env), tiflash.New(env), tikv.New(env), tidb.New(env)}
+	comps := []component.Component[*v1alpha1.TidbCluster]{pd.New(env), tiflash.New(env), tikv.New(env), tidb.New(env)}
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
 			tc := newBenchTC(s)

@@ -31,7 +31,7 @@ const diagnoseGrace = 30 * time.Second
 // places (its PodScheduled message, or no scheduler of that name), or a
 // container that cannot start. It reads the caches, and the API only for
 // pods stuck past diagnoseGrace; it never fails the sync.
-func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) diagnose(ctx context.Context, st *syncState[O]) error {
 	if st.live == nil || st.live.Spec.Replicas == nil {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
 				flow.AddBlocker(ctx, why)
 				return nil
 			}
-			flow.AddBlocker(ctx, whyNotRunning(st.tc, p))
+			flow.AddBlocker(ctx, whyNotRunning(m.owner.SchedulerName(st.tc), p))
 			return nil
 		}
 	}
@@ -63,11 +63,11 @@ func (m *Manager) diagnose(ctx context.Context, st *syncState) error {
 // markDeletingVolumes sets the component's DataVolumeDeleting condition
 // while a PVC of a wanted member (an ordinal below replicas) is being
 // deleted, naming the PVCs, and removes it otherwise. It reads the cache.
-func (m *Manager) markDeletingVolumes(st *syncState) {
+func (m *Manager[O]) markDeletingVolumes(st *syncState[O]) {
 	var deleting []string
 	for o := int32(0); o < *st.live.Spec.Replicas; o++ {
 		for _, name := range m.claimNames(st.tc, st.live.Spec.VolumeClaimTemplates, o) {
-			if pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(name); err == nil && pvc.DeletionTimestamp != nil {
+			if pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.GetNamespace()).Get(name); err == nil && pvc.DeletionTimestamp != nil {
 				deleting = append(deleting, name)
 			}
 		}
@@ -78,15 +78,15 @@ func (m *Manager) markDeletingVolumes(st *syncState) {
 		return
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: v1alpha1.ComponentDataVolumeDeleting,
-		Status: metav1.ConditionTrue, Reason: "PVCTerminating", ObservedGeneration: st.tc.Generation,
+		Status: metav1.ConditionTrue, Reason: "PVCTerminating", ObservedGeneration: st.tc.GetGeneration(),
 		Message: "PVC(s) of wanted members are being deleted; their data goes when the pods stop: " + strings.Join(deleting, ", ")})
 }
 
 // whyNotCreated reads the StatefulSet's FailedCreate events.
-func (m *Manager) whyNotCreated(ctx context.Context, st *syncState, ordinal int32) string {
-	pod := names.Pod(st.tc.Name, m.comp.Name(), ordinal)
+func (m *Manager[O]) whyNotCreated(ctx context.Context, st *syncState[O], ordinal int32) string {
+	pod := names.Pod(st.tc.GetName(), m.comp.Name(), ordinal)
 	sel := fields.Set{"involvedObject.kind": "StatefulSet", "involvedObject.name": st.live.Name, "reason": "FailedCreate"}
-	events, err := m.kube.CoreV1().Events(st.tc.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
+	events, err := m.kube.CoreV1().Events(st.tc.GetNamespace()).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
 	if err == nil {
 		var last *corev1.Event
 		for i := range events.Items {
@@ -110,7 +110,7 @@ func eventTime(e *corev1.Event) time.Time {
 
 // missingSecret returns which Secret mounted by the pod template does not
 // exist (the user's TLS Secrets, say), or "".
-func (m *Manager) missingSecret(ctx context.Context, sts *appsv1.StatefulSet) string {
+func (m *Manager[O]) missingSecret(ctx context.Context, sts *appsv1.StatefulSet) string {
 	for _, v := range sts.Spec.Template.Spec.Volumes {
 		s := v.Secret
 		if s == nil || s.SecretName == "" || (s.Optional != nil && *s.Optional) {
@@ -125,14 +125,14 @@ func (m *Manager) missingSecret(ctx context.Context, sts *appsv1.StatefulSet) st
 }
 
 // whyNotRunning reads a pod's own status: scheduling, then containers.
-func whyNotRunning(tc *v1alpha1.TidbCluster, p *corev1.Pod) string {
+func whyNotRunning(clusterScheduler string, p *corev1.Pod) string {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			return fmt.Sprintf("pod %s is not scheduled: %s: %s", p.Name, c.Reason, c.Message)
 		}
 	}
 	if p.Spec.NodeName == "" {
-		return fmt.Sprintf("pod %s is not scheduled: no scheduler has taken it (schedulerName %q)", p.Name, schedulerName(tc, p))
+		return fmt.Sprintf("pod %s is not scheduled: no scheduler has taken it (schedulerName %q)", p.Name, schedulerName(clusterScheduler, p))
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
@@ -145,9 +145,9 @@ func whyNotRunning(tc *v1alpha1.TidbCluster, p *corev1.Pod) string {
 	return fmt.Sprintf("pod %s is %s and not Ready", p.Name, p.Status.Phase)
 }
 
-func schedulerName(tc *v1alpha1.TidbCluster, p *corev1.Pod) string {
+func schedulerName(clusterScheduler string, p *corev1.Pod) string {
 	if p.Spec.SchedulerName != "" {
 		return p.Spec.SchedulerName
 	}
-	return tc.Spec.SchedulerName
+	return clusterScheduler
 }

@@ -87,17 +87,24 @@ func (e *Env) Failover(name string) FailoverConfig {
 	return FailoverConfig{Enabled: e.AutoFailover, Period: period}
 }
 
+// Peer is a registered component as Peers holds it: a Component of any
+// owner kind. The skeleton asks a peer of its own owner kind for more.
+type Peer interface {
+	// Name is the component's name.
+	Name() string
+}
+
 // Peers finds registered components by name. The zero value is empty and
 // ready; it is filled while members are built, before any sync.
 type Peers struct {
-	byName map[string]Component
-	order  []Component // registration (sync) order
+	byName map[string]Peer
+	order  []Peer // registration (sync) order
 }
 
 // Add registers c under its name.
-func (p *Peers) Add(c Component) {
+func (p *Peers) Add(c Peer) {
 	if p.byName == nil {
-		p.byName = map[string]Component{}
+		p.byName = map[string]Peer{}
 	}
 	if _, ok := p.byName[c.Name()]; !ok {
 		p.order = append(p.order, c)
@@ -107,7 +114,7 @@ func (p *Peers) Add(c Component) {
 
 // After returns the components registered after name, in sync order: the
 // ones that depend on it.
-func (p *Peers) After(name string) []Component {
+func (p *Peers) After(name string) []Peer {
 	if p == nil {
 		return nil
 	}
@@ -120,7 +127,7 @@ func (p *Peers) After(name string) []Component {
 }
 
 // Get returns the component registered as name.
-func (p *Peers) Get(name string) (Component, bool) {
+func (p *Peers) Get(name string) (Peer, bool) {
 	if p == nil {
 		return nil, false
 	}

@@ -7,11 +7,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 )
 
-// The optional hooks a Component may implement. The skeleton type-asserts
-// each; a component without one gets the behaviour its doc names. A hook
+// The optional hooks a Component[O] may implement, each generic over the
+// owner kind O as the Component is (a TidbCluster component implements
+// Observer[*v1alpha1.TidbCluster]). The skeleton type-asserts each; a
+// component without one gets the behaviour its doc names. A hook
 // returns nil when the action may proceed, a flow.RequeueError to wait, or
 // an error.
 
@@ -19,53 +20,53 @@ import (
 // health) from the component's own API. A component that cannot be reached
 // records that in status and returns nil; an error is logged and does not
 // stop the sync. Without it only the StatefulSet's status is recorded.
-type Observer interface {
-	Observe(ctx context.Context, tc *v1alpha1.TidbCluster, sts *appsv1.StatefulSet) error
+type Observer[O Owner] interface {
+	Observe(ctx context.Context, tc O, sts *appsv1.StatefulSet) error
 }
 
 // Gated components wait for the ones they depend on: Gate returns "" when
 // they are available, else why this one must wait ("waiting for PD quorum:
 // 1 of 3 healthy"). Without it the component never waits.
-type Gated interface {
-	Gate(tc *v1alpha1.TidbCluster) string
+type Gated[O Owner] interface {
+	Gate(tc O) string
 }
 
 // ReadinessReporter says why the component keeps the cluster from Ready:
 // a reason of the TiDB Operator's Ready condition (PDUnhealthy,
 // TiKVStoreNotUp …) and a message, or "" when its members are healthy.
 // Without it the component is ready once its StatefulSet is.
-type ReadinessReporter interface {
-	NotReady(tc *v1alpha1.TidbCluster) (reason, message string)
+type ReadinessReporter[O Owner] interface {
+	NotReady(tc O) (reason, message string)
 }
 
 // ScaleInPreparer prepares removing the pod with ordinal (delete the PD
 // member, take the store to Tombstone) and returns nil once it may go.
 // Without it the component refuses to scale in, as removing a member needs
 // the component's own preparation, unless its Traits say FreeScaleIn.
-type ScaleInPreparer interface {
-	PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+type ScaleInPreparer[O Owner] interface {
+	PreScaleIn(ctx context.Context, tc O, ordinal int32) error
 }
 
 // UpgradePreparer prepares restarting the pod with ordinal (transfer the
 // PD leader, evict TiKV leaders) and returns nil once it may restart.
-type UpgradePreparer interface {
-	PreUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+type UpgradePreparer[O Owner] interface {
+	PreUpgradePod(ctx context.Context, tc O, ordinal int32) error
 }
 
 // UpgradeUndoer undoes the preparation once the restarted pod with ordinal
 // is available again (remove the evict-leader scheduler). It is called for
 // every available updated pod during a rollout, so it must be cheap when
 // there is nothing to undo.
-type UpgradeUndoer interface {
-	PostUpgradePod(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error
+type UpgradeUndoer[O Owner] interface {
+	PostUpgradePod(ctx context.Context, tc O, ordinal int32) error
 }
 
 // UpgradeFinisher removes whatever a rollout may have left behind (TiKV:
 // every evict-leader scheduler of the cluster's stores), also for pods that
 // were not available when the rollout ended. It is called on the first sync
 // after a rollout ended and again until it returns nil.
-type UpgradeFinisher interface {
-	EndUpgrade(ctx context.Context, tc *v1alpha1.TidbCluster) error
+type UpgradeFinisher[O Owner] interface {
+	EndUpgrade(ctx context.Context, tc O) error
 }
 
 // PodMaintainer acts on the maintenance annotations users put on the
@@ -75,48 +76,48 @@ type UpgradeFinisher interface {
 // with this sync's pods by ordinal. It asks for a later look with
 // flow.RevisitAfter instead of waiting, so an annotation never holds the
 // rest of the sync back; an error is retried with backoff.
-type PodMaintainer interface {
-	MaintainPods(ctx context.Context, tc *v1alpha1.TidbCluster, pods map[int32]*corev1.Pod) error
+type PodMaintainer[O Owner] interface {
+	MaintainPods(ctx context.Context, tc O, pods map[int32]*corev1.Pod) error
 }
 
 // HealthChecker reports whether a pod is healthy in the component's own
 // terms (a healthy PD member, an Up store, a TiDB answering /status).
 // Without it a Ready pod is healthy.
-type HealthChecker interface {
-	PodHealthy(tc *v1alpha1.TidbCluster, podName string) bool
+type HealthChecker[O Owner] interface {
+	PodHealthy(tc O, podName string) bool
 }
 
 // ForceUpgrader reports whether every pod should restart at once.
-type ForceUpgrader interface {
-	ForceUpgrade(tc *v1alpha1.TidbCluster) bool
+type ForceUpgrader[O Owner] interface {
+	ForceUpgrade(tc O) bool
 }
 
 // ScaleInStepper bounds how many pods one scale-in removes at once (its
 // scalePolicy.scaleInParallelism); without it, one.
-type ScaleInStepper interface {
-	ScaleInStep(tc *v1alpha1.TidbCluster) int32
+type ScaleInStepper[O Owner] interface {
+	ScaleInStep(tc O) int32
 }
 
 // ScaleOutStepper bounds how many pods one scale-out adds (0: all).
 // Without it one pod is added at a time.
-type ScaleOutStepper interface {
-	ScaleOutStep(tc *v1alpha1.TidbCluster) int32
+type ScaleOutStepper[O Owner] interface {
+	ScaleOutStep(tc O) int32
 }
 
 // FailoverHandler updates the component's failure records in tc.Status
 // (mark members failed past the grace period, recover them) and says how
 // many extra pods the records ask for. Failover errors only when it could
 // not decide.
-type FailoverHandler interface {
-	Failover(ctx context.Context, tc *v1alpha1.TidbCluster) error
-	FailoverReplicas(tc *v1alpha1.TidbCluster) int32
+type FailoverHandler[O Owner] interface {
+	Failover(ctx context.Context, tc O) error
+	FailoverReplicas(tc O) int32
 }
 
 // CreatePreparer prepares what must exist before the StatefulSet is first
 // created (TiFlash: placement rules enabled in PD) and returns nil once it
 // may be.
-type CreatePreparer interface {
-	PreCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
+type CreatePreparer[O Owner] interface {
+	PreCreate(ctx context.Context, tc O) error
 }
 
 // CreateFinisher completes, once the StatefulSet exists, what PreCreate
@@ -126,33 +127,33 @@ type CreatePreparer interface {
 // cheap (no API call) once nothing is left to do. It asks for a later look
 // with flow.RevisitAfter rather than waiting, so it never holds back the
 // components synced after it; an error ends the component's sync.
-type CreateFinisher interface {
-	FinishCreate(ctx context.Context, tc *v1alpha1.TidbCluster) error
+type CreateFinisher[O Owner] interface {
+	FinishCreate(ctx context.Context, tc O) error
 }
 
 // partitioned reports whether the skeleton moves comp's partition.
-func partitioned(comp Component) bool { return !comp.Traits().NoPartition }
+func partitioned[O Owner](comp Component[O]) bool { return !comp.Traits().NoPartition }
 
 // configStrategy is the component's effective configUpdateStrategy.
-func configStrategy(tc *v1alpha1.TidbCluster, comp Component) v1alpha1.ConfigUpdateStrategy {
+func configStrategy[O Owner](settings OwnerSettings[O], tc O, comp Component[O]) v1alpha1.ConfigUpdateStrategy {
 	if comp.Traits().ReloadsConfig {
 		return v1alpha1.ConfigUpdateStrategyInPlace
 	}
-	return defaulting.NewComponentAccessor(tc, defaulting.Component(comp.Name())).ConfigUpdateStrategy()
+	return settings.ConfigUpdateStrategy(tc, comp.Name())
 }
 
 // RolloutGuard components hold a cluster-wide switch for the length of a
 // rollout (TiDB's smooth upgrade pauses user DDL while its servers run
 // mixed versions; tidb/smoothupgrade.go). Whatever it begins it records on
 // the TidbCluster, so that an operator restart still ends it.
-type RolloutGuard interface {
+type RolloutGuard[O Owner] interface {
 	// BeginRollout is called before every restart the planner plans (not a
 	// forced one, which skips every preparation), before PreUpgradePod,
 	// with the pod about to restart and the StatefulSet this sync applies.
 	// It returns nil once the pod may restart, a flow.RequeueError to wait.
-	BeginRollout(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev1.Pod, desired *appsv1.StatefulSet) error
+	BeginRollout(ctx context.Context, tc O, pod *corev1.Pod, desired *appsv1.StatefulSet) error
 	// EndRollout is called on every sync in which every pod runs the
 	// update revision and is available, so it must be cheap (no API call)
 	// when no rollout was begun. An error ends the component's sync.
-	EndRollout(ctx context.Context, tc *v1alpha1.TidbCluster) error
+	EndRollout(ctx context.Context, tc O) error
 }

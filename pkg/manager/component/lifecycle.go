@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
@@ -25,16 +26,16 @@ const AnnTemplateHash = "tidb.kubetidb.io/template-hash"
 
 // failover lets the component record failed members and recover them;
 // the failure records raise the desired replicas the planner works toward.
-func (m *Manager) failover(ctx context.Context, st *syncState) error {
-	if f, ok := m.comp.(FailoverHandler); ok {
+func (m *Manager[O]) failover(ctx context.Context, st *syncState[O]) error {
+	if f, ok := m.comp.(FailoverHandler[O]); ok {
 		return f.Failover(ctx, st.tc)
 	}
 	return nil
 }
 
 // failoverReplicas is the number of extra pods the failure records ask for.
-func (m *Manager) failoverReplicas(tc *v1alpha1.TidbCluster) int32 {
-	if f, ok := m.comp.(FailoverHandler); ok {
+func (m *Manager[O]) failoverReplicas(tc O) int32 {
+	if f, ok := m.comp.(FailoverHandler[O]); ok {
 		return f.FailoverReplicas(tc)
 	}
 	return 0
@@ -43,7 +44,7 @@ func (m *Manager) failoverReplicas(tc *v1alpha1.TidbCluster) int32 {
 // lifecycle asks the planner for the one next action and carries it out
 // through the component's hooks: scale out, scale in (after PreScaleIn
 // released the ordinal), restart one pod (after PreUpgradePod), or wait.
-func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) lifecycle(ctx context.Context, st *syncState[O]) error {
 	tc, live := st.tc, st.live
 	pods, err := m.podsByOrdinal(st)
 	if err != nil {
@@ -90,7 +91,7 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 		if err := m.beginRollout(ctx, st, action.Ordinal); err != nil {
 			return err
 		}
-		if p, ok := m.comp.(UpgradePreparer); ok {
+		if p, ok := m.comp.(UpgradePreparer[O]); ok {
 			if err := p.PreUpgradePod(ctx, tc, action.Ordinal); err != nil {
 				return err
 			}
@@ -105,7 +106,7 @@ func (m *Manager) lifecycle(ctx context.Context, st *syncState) error {
 }
 
 // observePlan turns what was observed into the planner's input.
-func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet, pods map[int32]*corev1.Pod, templateChanged bool) planner.Component {
+func (m *Manager[O]) observePlan(tc O, live *appsv1.StatefulSet, pods map[int32]*corev1.Pod, templateChanged bool) planner.Component {
 	replicas := *live.Spec.Replicas
 	c := planner.Component{
 		Desired:      m.comp.Replicas(tc) + m.failoverReplicas(tc),
@@ -117,21 +118,21 @@ func (m *Manager) observePlan(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet
 		ScaleInStep:  1,
 		BlockedBy:    m.upgradeBlocker(tc),
 	}
-	if s, ok := m.comp.(ScaleOutStepper); ok {
+	if s, ok := m.comp.(ScaleOutStepper[O]); ok {
 		c.ScaleOutStep = s.ScaleOutStep(tc)
 	}
-	if s, ok := m.comp.(ScaleInStepper); ok {
+	if s, ok := m.comp.(ScaleInStepper[O]); ok {
 		c.ScaleInStep = s.ScaleInStep(tc)
 	}
 	// A component with its own force rule (PD: only while PD cannot answer,
 	// spec §6.1) never gets the generic one, which could restart healthy
 	// members of a PD that still has a quorum.
-	if f, ok := m.comp.(ForceUpgrader); ok {
+	if f, ok := m.comp.(ForceUpgrader[O]); ok {
 		c.Force = f.ForceUpgrade(tc)
 	} else {
-		c.ForceIfOldDown = forceIfOldDownAsked(tc)
+		c.ForceIfOldDown = m.owner.ForceIfOldDown(tc)
 	}
-	health, _ := m.comp.(HealthChecker)
+	health, _ := m.comp.(HealthChecker[O])
 	// Unpartitioned, the planner sees every old pod as not yet restarting
 	// (partition = replicas): its one restart applies the template, and the
 	// StatefulSet controller then restarts the pods, the planner waiting on
@@ -182,11 +183,11 @@ func staleRevisions(pods map[int32]planner.Pod) {
 // that are available again: while a rollout is in progress, and on the
 // first sync after it ended (the last pod's restart ends the rollout), when
 // EndUpgrade then sweeps what an unavailable pod's restart left behind.
-func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Component) error {
+func (m *Manager[O]) postUpgrade(ctx context.Context, st *syncState[O], c planner.Component) error {
 	if !c.Rolling && st.prevPhase != v1alpha1.UpgradePhase {
 		return nil
 	}
-	if undo, ok := m.comp.(UpgradeUndoer); ok {
+	if undo, ok := m.comp.(UpgradeUndoer[O]); ok {
 		for o, p := range c.Pods {
 			if p.Updated && p.Available() && (o >= c.Partition || !c.Rolling) {
 				if err := undo.PostUpgradePod(ctx, st.tc, o); err != nil {
@@ -195,7 +196,7 @@ func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Comp
 			}
 		}
 	}
-	if f, ok := m.comp.(UpgradeFinisher); ok && !c.Rolling {
+	if f, ok := m.comp.(UpgradeFinisher[O]); ok && !c.Rolling {
 		return f.EndUpgrade(ctx, st.tc)
 	}
 	return nil
@@ -209,7 +210,7 @@ func (m *Manager) postUpgrade(ctx context.Context, st *syncState, c planner.Comp
 // marked for deferred deletion. With nothing released it returns the first
 // ordinal's wait or error; with some released, the others come back by a
 // revisit that does not hold the components after this one.
-func (m *Manager) scaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, replicas, first int32) (int32, error) {
+func (m *Manager[O]) scaleIn(ctx context.Context, tc O, replicas, first int32) (int32, error) {
 	kept := replicas
 	var held error
 	for o := replicas - 1; o >= first; o-- {
@@ -244,8 +245,8 @@ const scaleInRevisit = 10 * time.Second
 
 // preScaleIn lets the component release the ordinal; a component without
 // a ScaleInPreparer refuses to scale in unless its Traits say FreeScaleIn.
-func (m *Manager) preScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
-	p, ok := m.comp.(ScaleInPreparer)
+func (m *Manager[O]) preScaleIn(ctx context.Context, tc O, ordinal int32) error {
+	p, ok := m.comp.(ScaleInPreparer[O])
 	if !ok {
 		if m.comp.Traits().FreeScaleIn {
 			return nil
@@ -270,17 +271,17 @@ func annotateTemplateHash(sts *appsv1.StatefulSet) error {
 
 // podsByOrdinal lists the component's pods from the cache once per sync
 // (diagnose and lifecycle both read them) and keeps them in st.
-func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
+func (m *Manager[O]) podsByOrdinal(st *syncState[O]) (map[int32]*corev1.Pod, error) {
 	if st.pods != nil {
 		return st.pods, nil
 	}
-	sel := labels.SelectorFromSet(Labels(st.tc, m.comp.Name()))
-	list, err := m.pods.Pods(st.tc.Namespace).List(sel)
+	sel := labels.SelectorFromSet(m.owner.Labels(st.tc, m.comp.Name()))
+	list, err := m.pods.Pods(st.tc.GetNamespace()).List(sel)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	out := make(map[int32]*corev1.Pod, len(list))
-	prefix := names.Member(st.tc.Name, m.comp.Name()) + "-"
+	prefix := names.Member(st.tc.GetName(), m.comp.Name()) + "-"
 	for _, p := range list {
 		if len(p.Name) <= len(prefix) || p.Name[:len(prefix)] != prefix {
 			continue
@@ -298,17 +299,17 @@ func (m *Manager) podsByOrdinal(st *syncState) (map[int32]*corev1.Pod, error) {
 // other component's rollout that would wait for a pod on the old revision
 // that is missing or not Ready gives up its partition instead, without the
 // pre-restart hooks (planner ForceIfOldDown).
-func ForceUpgradeAsked(tc *v1alpha1.TidbCluster) bool {
-	return tc.Annotations[label.AnnForceUpgradeKey] == "true"
+func ForceUpgradeAsked(tc metav1.Object) bool {
+	return tc.GetAnnotations()[label.AnnForceUpgradeKey] == "true"
 }
 
 // forceIfOldDownAsked is ForceUpgradeAsked unless tc also asks for an
 // upgrade safety gate (pd-check-quorum-before-upgrade,
 // tikv-check-all-stores-up-before-upgrade): a user who asked for those
 // checks is never given a rollout that skips them.
-func forceIfOldDownAsked(tc *v1alpha1.TidbCluster) bool {
-	return ForceUpgradeAsked(tc) && tc.Annotations[label.AnnPDCheckQuorumBeforeUpgrade] != "true" &&
-		tc.Annotations[label.AnnTiKVCheckAllStoresUpBeforeUpgrade] != "true"
+func forceIfOldDownAsked(tc metav1.Object) bool {
+	return ForceUpgradeAsked(tc) && tc.GetAnnotations()[label.AnnPDCheckQuorumBeforeUpgrade] != "true" &&
+		tc.GetAnnotations()[label.AnnTiKVCheckAllStoresUpBeforeUpgrade] != "true"
 }
 
 // PodReady reports whether p is Ready and not being deleted.

@@ -14,8 +14,8 @@ import (
 
 // observedComponent is the part of a component that is not a lifecycle hook.
 type observedComponent interface {
-	component.Component
-	component.Observer
+	component.Component[*v1alpha1.TidbCluster]
+	component.Observer[*v1alpha1.TidbCluster]
 }
 
 // recordingHooks is a component whose only lifecycle hooks record the

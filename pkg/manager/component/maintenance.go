@@ -24,8 +24,8 @@ var MaintenanceAnnotations = []string{
 // planner's step, because a user's request (move leaders off, restart a
 // pod) is independent of a rollout, and a wait of the rollout must not
 // keep it from being seen.
-func (m *Manager) maintain(ctx context.Context, st *syncState) error {
-	mt, ok := m.comp.(PodMaintainer)
+func (m *Manager[O]) maintain(ctx context.Context, st *syncState[O]) error {
+	mt, ok := m.comp.(PodMaintainer[O])
 	if !ok {
 		return nil
 	}

@@ -23,11 +23,13 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
-// Manager runs the skeleton for one component. It is a Member of the
-// TidbCluster sync and reports the component to the controller's
-// conditions, metrics and render through Component.
-type Manager struct {
-	comp     Component
+// Manager runs the skeleton for one component owned by an O. A
+// Manager[*v1alpha1.TidbCluster] is a Member of the TidbCluster sync and
+// reports the component to the controller's conditions, metrics and render
+// through Component.
+type Manager[O Owner] struct {
+	comp     Component[O]
+	owner    OwnerSettings[O]
 	writer   *apply.Applier
 	sts      appslisters.StatefulSetLister
 	pods     corelisters.PodLister
@@ -45,28 +47,35 @@ type Manager struct {
 	liveChecked liveChecks
 }
 
-// NewManager returns the skeleton for comp over env's write layer and
+// NewManager returns the skeleton for a TidbCluster's comp over env's
+// write layer and caches, and registers comp in env.Peers.
+func NewManager(comp Component[*v1alpha1.TidbCluster], env *Env) *Manager[*v1alpha1.TidbCluster] {
+	return NewOwnedManager(comp, TidbClusterSettings{}, env)
+}
+
+// NewOwnedManager returns the skeleton for comp of an owner of kind O,
+// whose cluster-level fields settings reads, over env's write layer and
 // caches, and registers comp in env.Peers.
-func NewManager(comp Component, env *Env) *Manager {
+func NewOwnedManager[O Owner](comp Component[O], settings OwnerSettings[O], env *Env) *Manager[O] {
 	if env.Peers == nil {
 		env.Peers = &Peers{}
 	}
 	env.Peers.Add(comp)
-	return &Manager{comp: comp, writer: env.Writer,
+	return &Manager[O]{comp: comp, owner: settings, writer: env.Writer,
 		sts: env.StatefulSets, pods: env.Pods, cms: env.ConfigMaps,
 		pvcs: env.PVCs, kube: env.Kube, clock: env.Clock, recorder: env.Recorder, peers: env.Peers,
 		volumeModifying: env.VolumeModifying, storageClassesDenied: env.StorageClassesDenied}
 }
 
 // Name is the component's name.
-func (m *Manager) Name() string { return m.comp.Name() }
+func (m *Manager[O]) Name() string { return m.comp.Name() }
 
 // Component is the component the skeleton runs.
-func (m *Manager) Component() Component { return m.comp }
+func (m *Manager[O]) Component() Component[O] { return m.comp }
 
 // syncState carries what one sync learned from step to step.
-type syncState struct {
-	tc        *v1alpha1.TidbCluster
+type syncState[O Owner] struct {
+	tc        O
 	live      *appsv1.StatefulSet // nil until created
 	configMap string
 	desired   *appsv1.StatefulSet
@@ -77,13 +86,13 @@ type syncState struct {
 // errStop ends a component's sync early without an error (paused cluster).
 var errStop = errors.New("stop")
 
-type step struct {
+type step[O Owner] struct {
 	name string
-	run  func(ctx context.Context, st *syncState) error
+	run  func(ctx context.Context, st *syncState[O]) error
 }
 
-func (m *Manager) steps() []step {
-	return []step{
+func (m *Manager[O]) steps() []step[O] {
+	return []step[O]{
 		{"observe", m.observe},
 		{"pause", m.pauseGuard},
 		{"suspend", m.suspend},
@@ -107,13 +116,13 @@ func (m *Manager) steps() []step {
 // Sync runs the steps in order for tc. A step that waits returns a
 // flow.RequeueError naming the step and the reason, which ends the
 // cluster's sync and lands in the Progressing condition.
-func (m *Manager) Sync(ctx context.Context, tc *v1alpha1.TidbCluster) error {
+func (m *Manager[O]) Sync(ctx context.Context, tc O) error {
 	if !m.comp.Enabled(tc) {
 		return nil
 	}
 	logger := klog.FromContext(ctx).WithValues("component", m.comp.Name())
 	ctx = klog.NewContext(ctx, logger)
-	st := &syncState{tc: tc}
+	st := &syncState[O]{tc: tc}
 	defer m.phaseEvents(st)
 	for _, s := range m.steps() {
 		err := s.run(ctx, st)
@@ -142,7 +151,7 @@ const (
 
 // eventf records an event on tc when the manager has a recorder (render
 // and some tests build it without one).
-func (m *Manager) eventf(tc *v1alpha1.TidbCluster, eventType, reason, format string, args ...any) {
+func (m *Manager[O]) eventf(tc O, eventType, reason, format string, args ...any) {
 	if m.recorder != nil {
 		m.recorder.Eventf(tc, eventType, reason, format, args...)
 	}
@@ -150,7 +159,7 @@ func (m *Manager) eventf(tc *v1alpha1.TidbCluster, eventType, reason, format str
 
 // phaseEvents records the start and the end of a rolling update: the
 // phase the last written status reported against the one this sync found.
-func (m *Manager) phaseEvents(st *syncState) {
+func (m *Manager[O]) phaseEvents(st *syncState[O]) {
 	status := m.comp.Status(st.tc)
 	if status == nil || st.prevPhase == "" && st.live == nil {
 		return // not observed (the first sync)
@@ -164,17 +173,17 @@ func (m *Manager) phaseEvents(st *syncState) {
 	}
 }
 
-func (m *Manager) stsName(tc *v1alpha1.TidbCluster) string {
-	return names.Member(tc.Name, m.comp.Name())
+func (m *Manager[O]) stsName(tc O) string {
+	return names.Member(tc.GetName(), m.comp.Name())
 }
 
 // observe records the StatefulSet's status and image and asks the component
 // to observe its members, unless the control marked the members recent and
 // the StatefulSet's status is what the last sync saw; it runs even for a
 // paused cluster.
-func (m *Manager) observe(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) observe(ctx context.Context, st *syncState[O]) error {
 	tc := st.tc
-	live, err := m.sts.StatefulSets(tc.Namespace).Get(m.stsName(tc))
+	live, err := m.sts.StatefulSets(tc.GetNamespace()).Get(m.stsName(tc))
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
@@ -195,10 +204,10 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	// A suspended component's members are not observed: its stores and
 	// members would turn Down while suspended, and failover would count
 	// that time against them when it resumes.
-	suspended := Suspended(tc, m.comp.Name()) && (live == nil || live.DeletionTimestamp != nil)
+	suspended := m.owner.Suspended(tc, m.comp.Name()) && (live == nil || live.DeletionTimestamp != nil)
 	if unchanged && flow.RecentObservation(ctx) {
 		klog.FromContext(ctx).V(4).Info("members observed recently; not asking again")
-	} else if o, ok := m.comp.(Observer); ok && !suspended {
+	} else if o, ok := m.comp.(Observer[O]); ok && !suspended {
 		if err := o.Observe(ctx, tc, live); err != nil {
 			klog.FromContext(ctx).Info("could not observe members", "err", err)
 			// A client certificate that cannot be loaded (its Secret missing) is named in the conditions.
@@ -212,15 +221,15 @@ func (m *Manager) observe(ctx context.Context, st *syncState) error {
 	return nil
 }
 
-func (m *Manager) pauseGuard(_ context.Context, st *syncState) error {
-	if st.tc.Spec.Paused {
+func (m *Manager[O]) pauseGuard(_ context.Context, st *syncState[O]) error {
+	if m.owner.Paused(st.tc) {
 		return errStop
 	}
 	return nil
 }
 
-func (m *Manager) gate(_ context.Context, st *syncState) error {
-	if g, ok := m.comp.(Gated); ok {
+func (m *Manager[O]) gate(_ context.Context, st *syncState[O]) error {
+	if g, ok := m.comp.(Gated[O]); ok {
 		if reason := g.Gate(st.tc); reason != "" {
 			return flow.Requeue("%s", reason)
 		}
@@ -228,7 +237,7 @@ func (m *Manager) gate(_ context.Context, st *syncState) error {
 	return nil
 }
 
-func (m *Manager) syncServices(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) syncServices(ctx context.Context, st *syncState[O]) error {
 	for _, svc := range m.comp.Services(st.tc) {
 		if _, err := m.writer.Service(ctx, st.tc, svc); err != nil {
 			return err
@@ -237,7 +246,7 @@ func (m *Manager) syncServices(ctx context.Context, st *syncState) error {
 	return nil
 }
 
-func (m *Manager) build(_ context.Context, st *syncState) error {
+func (m *Manager[O]) build(_ context.Context, st *syncState[O]) error {
 	desired, err := m.comp.StatefulSet(st.tc, st.configMap)
 	if err != nil {
 		return fmt.Errorf("build StatefulSet: %w", err)
@@ -253,14 +262,14 @@ func (m *Manager) build(_ context.Context, st *syncState) error {
 
 // createIfMissing creates the StatefulSet on the first sync and waits for
 // its pods, because every later step needs them.
-func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) createIfMissing(ctx context.Context, st *syncState[O]) error {
 	if st.live != nil && st.live.DeletionTimestamp != nil {
 		return flow.Requeue("StatefulSet %s is being deleted; it is created again once it is gone", st.live.Name)
 	}
 	if st.live != nil {
 		return nil
 	}
-	if p, ok := m.comp.(CreatePreparer); ok {
+	if p, ok := m.comp.(CreatePreparer[O]); ok {
 		if err := p.PreCreate(ctx, st.tc); err != nil {
 			return err
 		}
@@ -273,14 +282,14 @@ func (m *Manager) createIfMissing(ctx context.Context, st *syncState) error {
 }
 
 // finishCreate runs the component's CreateFinisher, if any.
-func (m *Manager) finishCreate(ctx context.Context, st *syncState) error {
-	if f, ok := m.comp.(CreateFinisher); ok {
+func (m *Manager[O]) finishCreate(ctx context.Context, st *syncState[O]) error {
+	if f, ok := m.comp.(CreateFinisher[O]); ok {
 		return f.FinishCreate(ctx, st.tc)
 	}
 	return nil
 }
 
-func (m *Manager) apply(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) apply(ctx context.Context, st *syncState[O]) error {
 	_, err := m.writer.StatefulSet(ctx, st.tc, st.desired)
 	return err
 }

@@ -26,7 +26,7 @@ type fixture struct {
 	deps *controller.FakeDependencies
 	env  *component.Env
 	pd   *pdapi.FakeControl
-	mgr  *component.Manager
+	mgr  *component.Manager[*v1alpha1.TidbCluster]
 }
 
 // newFixture runs PD in the skeleton over fake dependencies and a fake PD,

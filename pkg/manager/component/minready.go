@@ -5,8 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/components"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 )
@@ -17,11 +17,11 @@ import (
 // or unreadable (an unreadable value must not stop a rollout for good).
 // Only the components whose descriptor has MinReady honour it, as the TiDB
 // Operator's do (TiProxy has its own, tiproxy/hooks.go).
-func MinReadySeconds(tc *v1alpha1.TidbCluster, component string) time.Duration {
+func MinReadySeconds(tc metav1.Object, component string) time.Duration {
 	if d := components.Lookup(component); d == nil || !d.MinReady {
 		return 0
 	}
-	v, ok := tc.Annotations[label.MinReadySecondsAnnotation(component)]
+	v, ok := tc.GetAnnotations()[label.MinReadySecondsAnnotation(component)]
 	if !ok {
 		return 0
 	}
@@ -35,8 +35,8 @@ func MinReadySeconds(tc *v1alpha1.TidbCluster, component string) time.Duration {
 // readyLongEnough reports whether pod has been Ready for the component's
 // MinReadySeconds; during a rollout a restarted pod that has not is not
 // yet available, so the planner waits before restarting the next one.
-func (m *Manager) readyLongEnough(tc *v1alpha1.TidbCluster, pod *corev1.Pod) bool {
-	d := MinReadySeconds(tc, m.comp.Name())
+func (m *Manager[O]) readyLongEnough(tc O, pod *corev1.Pod) bool {
+	d := m.owner.MinReadySeconds(tc, m.comp.Name())
 	if d == 0 || m.clock == nil {
 		return true
 	}

@@ -80,7 +80,7 @@ const maxForbiddenWarned = 1024
 // firstForbidden reports whether the record of pod failed since since has
 // not been told FailedDetectNodeFailure yet, and remembers it was.
 func (n *NodeFailure) firstForbidden(tc *v1alpha1.TidbCluster, pod string, since time.Time) bool {
-	key := tc.Namespace + "/" + tc.Name + "/" + pod + "@" + since.UTC().Format(time.RFC3339Nano)
+	key := tc.GetNamespace() + "/" + tc.GetName() + "/" + pod + "@" + since.UTC().Format(time.RFC3339Nano)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.forbidden[key] {
@@ -116,13 +116,13 @@ func (n *NodeFailure) PVCUIDs(tc *v1alpha1.TidbCluster, pod string) map[types.UI
 	if n == nil || n.pods == nil || n.pvcs == nil {
 		return nil
 	}
-	if _, err := n.pods.Pods(tc.Namespace).Get(pod); err != nil {
+	if _, err := n.pods.Pods(tc.GetNamespace()).Get(pod); err != nil {
 		return nil
 	}
 	var out map[types.UID]v1alpha1.EmptyStruct
-	claims, _ := n.memberClaims(tc.Namespace, pod)
+	claims, _ := n.memberClaims(tc.GetNamespace(), pod)
 	for _, name := range claims {
-		pvc, err := n.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+		pvc, err := n.pvcs.PersistentVolumeClaims(tc.GetNamespace()).Get(name)
 		if err != nil {
 			continue
 		}
@@ -167,7 +167,7 @@ func (n *NodeFailure) HostDown(ctx context.Context, tc *v1alpha1.TidbCluster, po
 	if n.pods == nil {
 		return "", nil
 	}
-	p, err := n.pods.Pods(tc.Namespace).Get(pod)
+	p, err := n.pods.Pods(tc.GetNamespace()).Get(pod)
 	if err != nil || p.Spec.NodeName == "" {
 		return "", nil //nolint:nilerr // no pod, or not scheduled: no node to be down
 	}
@@ -247,7 +247,7 @@ func (n *NodeFailure) Restarted(ctx context.Context, tc *v1alpha1.TidbCluster, p
 	if n == nil || n.pods == nil || n.writer == nil {
 		return false, nil
 	}
-	p, err := n.pods.Pods(tc.Namespace).Get(pod)
+	p, err := n.pods.Pods(tc.GetNamespace()).Get(pod)
 	if apierrors.IsNotFound(err) {
 		flow.RevisitAfter(ctx, 5*time.Second, "pod %s of a host-down member is being recreated", pod)
 		return false, nil
@@ -298,7 +298,7 @@ func (n *NodeFailure) DeletePodAndPVCs(ctx context.Context, tc *v1alpha1.TidbClu
 			"pod %s already runs a new member (its PVCs are new): not deleted (%s)", pod, why)
 		return true, nil
 	}
-	p, err := n.pods.Pods(tc.Namespace).Get(pod)
+	p, err := n.pods.Pods(tc.GetNamespace()).Get(pod)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -319,12 +319,12 @@ func (n *NodeFailure) DeletePodAndPVCs(ctx context.Context, tc *v1alpha1.TidbClu
 // reports whether one of them is recorded, and whether any is in the cache.
 func (n *NodeFailure) deleteRecordedClaims(ctx context.Context, tc *v1alpha1.TidbCluster, pod string,
 	uids map[types.UID]v1alpha1.EmptyStruct, why string) (recorded, found bool, err error) {
-	claims, err := n.memberClaims(tc.Namespace, pod)
+	claims, err := n.memberClaims(tc.GetNamespace(), pod)
 	if err != nil {
 		return false, false, err
 	}
 	for _, name := range claims {
-		pvc, err := n.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+		pvc, err := n.pvcs.PersistentVolumeClaims(tc.GetNamespace()).Get(name)
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -103,8 +103,8 @@ func NewStatefulSet(tc *v1alpha1.TidbCluster, spec PodSpec) (*appsv1.StatefulSet
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      names.Member(tc.Name, spec.Component),
-			Namespace: tc.Namespace,
+			Name:      names.Member(tc.GetName(), spec.Component),
+			Namespace: tc.GetNamespace(),
 			Labels:    podLabels,
 		},
 		Spec: appsv1.StatefulSetSpec{

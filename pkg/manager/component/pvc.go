@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
@@ -18,8 +17,8 @@ import (
 
 // claimNames returns the PVC names of ordinal for the StatefulSet's volume
 // claim templates.
-func (m *Manager) claimNames(tc *v1alpha1.TidbCluster, templates []corev1.PersistentVolumeClaim, ordinal int32) []string {
-	return podClaimNames(templates, names.Pod(tc.Name, m.comp.Name(), ordinal))
+func (m *Manager[O]) claimNames(tc O, templates []corev1.PersistentVolumeClaim, ordinal int32) []string {
+	return podClaimNames(templates, names.Pod(tc.GetName(), m.comp.Name(), ordinal))
 }
 
 // podClaimNames returns the names the StatefulSet controller gives the PVCs
@@ -46,7 +45,7 @@ const ReasonVolumeDeleting = "DataVolumeDeleting"
 // runs, so a restart would let the data go and the member come back empty.
 // It records a Warning event and waits until the member's data is safe
 // elsewhere or someone deletes the pod knowingly.
-func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a planner.Action) error {
+func (m *Manager[O]) guardDeletingVolumes(st *syncState[O], c planner.Component, a planner.Action) error {
 	var from, to int32
 	switch a.Kind {
 	case planner.UpgradePod:
@@ -58,11 +57,11 @@ func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a pla
 	}
 	for o := from; o < to; o++ {
 		for _, name := range m.claimNames(st.tc, st.live.Spec.VolumeClaimTemplates, o) {
-			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(name)
+			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.GetNamespace()).Get(name)
 			if err != nil || pvc.DeletionTimestamp == nil {
 				continue
 			}
-			pod := names.Pod(st.tc.Name, m.comp.Name(), o)
+			pod := names.Pod(st.tc.GetName(), m.comp.Name(), o)
 			msg := fmt.Sprintf("pod %s is not restarted: its PVC %s is being deleted and would take the member's data with it; "+
 				"move the data off the member first (scale in, or let failover replace it), or delete the pod yourself "+
 				"once the data may go: it then starts empty", pod, name)
@@ -77,13 +76,13 @@ func (m *Manager) guardDeletingVolumes(st *syncState, c planner.Component, a pla
 // tidb.pingcap.com/pvc-defer-deleting: they are kept (data is never
 // deleted at scale-in), and a later scale-out to that ordinal will not
 // reuse them.
-func (m *Manager) deferDeletePVCs(ctx context.Context, tc *v1alpha1.TidbCluster, ordinal int32) error {
-	live, err := m.sts.StatefulSets(tc.Namespace).Get(names.Member(tc.Name, m.comp.Name()))
+func (m *Manager[O]) deferDeletePVCs(ctx context.Context, tc O, ordinal int32) error {
+	live, err := m.sts.StatefulSets(tc.GetNamespace()).Get(names.Member(tc.GetName(), m.comp.Name()))
 	if err != nil {
 		return err
 	}
 	for _, name := range m.claimNames(tc, live.Spec.VolumeClaimTemplates, ordinal) {
-		pvc, err := m.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+		pvc, err := m.pvcs.PersistentVolumeClaims(tc.GetNamespace()).Get(name)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -107,15 +106,15 @@ func (m *Manager) deferDeletePVCs(ctx context.Context, tc *v1alpha1.TidbCluster,
 // dropStalePVCs deletes PVCs marked defer-deleting of the ordinals a
 // scale-out is about to create, so a new member never starts on the data
 // of a removed one, and waits until they are gone.
-func (m *Manager) dropStalePVCs(ctx context.Context, tc *v1alpha1.TidbCluster, from, to int32) error {
-	live, err := m.sts.StatefulSets(tc.Namespace).Get(names.Member(tc.Name, m.comp.Name()))
+func (m *Manager[O]) dropStalePVCs(ctx context.Context, tc O, from, to int32) error {
+	live, err := m.sts.StatefulSets(tc.GetNamespace()).Get(names.Member(tc.GetName(), m.comp.Name()))
 	if err != nil {
 		return err
 	}
 	stale := 0
 	for o := from; o < to; o++ {
 		for _, name := range m.claimNames(tc, live.Spec.VolumeClaimTemplates, o) {
-			pvc, err := m.pvcs.PersistentVolumeClaims(tc.Namespace).Get(name)
+			pvc, err := m.pvcs.PersistentVolumeClaims(tc.GetNamespace()).Get(name)
 			if apierrors.IsNotFound(err) {
 				continue
 			}

@@ -37,8 +37,8 @@ type PVState struct {
 func DesiredPV(tc *v1alpha1.TidbCluster, pvc *corev1.PersistentVolumeClaim, meta map[string]string, podName string) PVState {
 	want := PVState{Policy: corev1.PersistentVolumeReclaimRetain, Labels: map[string]string{
 		label.ManagedByLabelKey: label.TiDBOperator,
-		label.InstanceLabelKey:  tc.Name,
-		label.NamespaceLabelKey: tc.Namespace,
+		label.InstanceLabelKey:  tc.GetName(),
+		label.NamespaceLabelKey: tc.GetNamespace(),
 	}}
 	if tc.Spec.PVReclaimPolicy != nil {
 		want.Policy = *tc.Spec.PVReclaimPolicy

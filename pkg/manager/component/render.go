@@ -12,7 +12,12 @@ import (
 // cluster — Services, the ConfigMap (named as the strategy names it) and the
 // StatefulSet with its replicas and partition — using the same builders, for
 // offline review. tc must be defaulted and valid.
-func Desired(tc *v1alpha1.TidbCluster, comp Component) ([]metav1.Object, error) {
+func Desired(tc *v1alpha1.TidbCluster, comp Component[*v1alpha1.TidbCluster]) ([]metav1.Object, error) {
+	return desiredObjects(TidbClusterSettings{}, tc, comp)
+}
+
+// desiredObjects is Desired for any owner kind, whose fields settings reads.
+func desiredObjects[O Owner](settings OwnerSettings[O], tc O, comp Component[O]) ([]metav1.Object, error) {
 	if !comp.Enabled(tc) {
 		return nil, nil
 	}
@@ -26,12 +31,12 @@ func Desired(tc *v1alpha1.TidbCluster, comp Component) ([]metav1.Object, error) 
 	}
 	cmName := ""
 	if data != nil {
-		cmName = names.Member(tc.Name, comp.Name())
-		if configStrategy(tc, comp) == v1alpha1.ConfigUpdateStrategyRollingUpdate {
-			cmName = names.ConfigMapWithHash(tc.Name, comp.Name(), dataHash(data))
+		cmName = names.Member(tc.GetName(), comp.Name())
+		if configStrategy(settings, tc, comp) == v1alpha1.ConfigUpdateStrategyRollingUpdate {
+			cmName = names.ConfigMapWithHash(tc.GetName(), comp.Name(), dataHash(data))
 		}
 		out = append(out, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.Namespace, Labels: Labels(tc, comp.Name())},
+			ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: tc.GetNamespace(), Labels: settings.Labels(tc, comp.Name())},
 			Data:       data,
 		})
 	}
@@ -44,6 +49,6 @@ func Desired(tc *v1alpha1.TidbCluster, comp Component) ([]metav1.Object, error) 
 }
 
 // Desired returns the objects the skeleton would write for tc (render).
-func (m *Manager) Desired(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
-	return Desired(tc, m.comp)
+func (m *Manager[O]) Desired(tc O) ([]metav1.Object, error) {
+	return desiredObjects(m.owner, tc, m.comp)
 }

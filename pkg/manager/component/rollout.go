@@ -8,8 +8,8 @@ import (
 
 // beginRollout lets a RolloutGuard component prepare the rollout before
 // the planner's restart of ordinal (its pod may be missing: nil).
-func (m *Manager) beginRollout(ctx context.Context, st *syncState, ordinal int32) error {
-	g, ok := m.comp.(RolloutGuard)
+func (m *Manager[O]) beginRollout(ctx context.Context, st *syncState[O], ordinal int32) error {
+	g, ok := m.comp.(RolloutGuard[O])
 	if !ok {
 		return nil
 	}
@@ -19,8 +19,8 @@ func (m *Manager) beginRollout(ctx context.Context, st *syncState, ordinal int32
 // endRollout lets a RolloutGuard component end what it began once the
 // rollout is over: no pod runs an old revision and every pod is available
 // (Ready, healthy in the component's terms).
-func (m *Manager) endRollout(ctx context.Context, st *syncState, c planner.Component) error {
-	g, ok := m.comp.(RolloutGuard)
+func (m *Manager[O]) endRollout(ctx context.Context, st *syncState[O], c planner.Component) error {
+	g, ok := m.comp.(RolloutGuard[O])
 	if !ok || c.Rolling {
 		return nil
 	}

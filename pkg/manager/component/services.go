@@ -18,11 +18,11 @@ func Port(name string, port int32) corev1.ServicePort {
 
 // HeadlessService returns the headless peer Service of a component: no
 // cluster IP, and not-ready addresses published so members find each other
-// while starting.
-func HeadlessService(tc *v1alpha1.TidbCluster, component, name string, ports ...corev1.ServicePort) *corev1.Service {
+// while starting. It reads only tc's metadata, so any owner kind may use it.
+func HeadlessService(tc metav1.Object, component, name string, ports ...corev1.ServicePort) *corev1.Service {
 	podLabels := Labels(tc, component)
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.GetNamespace(),
 			Labels: label.Label(podLabels).Copy().UsedBy(label.UsedByPeer).Labels()},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
@@ -39,7 +39,7 @@ func HeadlessService(tc *v1alpha1.TidbCluster, component, name string, ports ...
 func ClientService(tc *v1alpha1.TidbCluster, component, name string, spec *v1alpha1.ServiceSpec, ports ...corev1.ServicePort) *corev1.Service {
 	podLabels := Labels(tc, component)
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tc.GetNamespace(),
 			Labels: label.Label(podLabels).Copy().UsedBy(label.UsedByEndUser).Labels()},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: ports, Selector: podLabels},
 	}

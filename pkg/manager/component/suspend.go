@@ -26,9 +26,9 @@ func Suspended(tc *v1alpha1.TidbCluster, name string) bool {
 // skipped while the action stays. Until its turn a component syncs as
 // usual. Removing the action ends the suspension: the next sync creates
 // the StatefulSet again on the same PVCs.
-func (m *Manager) suspend(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) suspend(ctx context.Context, st *syncState[O]) error {
 	tc := st.tc
-	if !Suspended(tc, m.comp.Name()) {
+	if !m.owner.Suspended(tc, m.comp.Name()) {
 		return nil
 	}
 	status := m.comp.Status(tc)
@@ -48,14 +48,21 @@ func (m *Manager) suspend(ctx context.Context, st *syncState) error {
 
 // dependentsRunning names the first enabled component registered after
 // this one whose StatefulSet still exists, "" when none does.
-func (m *Manager) dependentsRunning(tc *v1alpha1.TidbCluster) string {
-	for _, c := range m.peers.After(m.comp.Name()) {
-		if !c.Enabled(tc) {
+func (m *Manager[O]) dependentsRunning(tc O) string {
+	for _, p := range m.peers.After(m.comp.Name()) {
+		c, ok := p.(Component[O])
+		if !ok || !c.Enabled(tc) {
 			continue
 		}
-		if _, err := m.sts.StatefulSets(tc.Namespace).Get(names.Member(tc.Name, c.Name())); !apierrors.IsNotFound(err) {
+		if _, err := m.sts.StatefulSets(tc.GetNamespace()).Get(names.Member(tc.GetName(), c.Name())); !apierrors.IsNotFound(err) {
 			return c.Name()
 		}
 	}
 	return ""
+}
+
+// componentConfigStrategy is the defaulted configUpdateStrategy of the
+// named component of tc.
+func componentConfigStrategy(tc *v1alpha1.TidbCluster, name string) v1alpha1.ConfigUpdateStrategy {
+	return defaulting.NewComponentAccessor(tc, defaulting.Component(name)).ConfigUpdateStrategy()
 }

@@ -16,7 +16,7 @@ import (
 // is written with the partition at the replicas, and the next syncs roll
 // the pods one at a time as for any change. The sync then waits for the
 // cache to see the write.
-func (m *Manager) takeover(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) takeover(ctx context.Context, st *syncState[O]) error {
 	live := st.live
 	if live == nil || live.DeletionTimestamp != nil || live.Annotations[apply.AnnAppliedHash] != "" {
 		return nil

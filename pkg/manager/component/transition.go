@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/validation"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
@@ -34,17 +33,17 @@ type LiveReader interface {
 // applied. Nothing is checked before the StatefulSet exists. It reads the
 // caches, and the API once only when PD's rendered config differs from the
 // recorded hash of the one its pods mount (the cache holds no data of ours).
-func (m *Manager) CheckLive(ctx context.Context, tc *v1alpha1.TidbCluster) field.ErrorList {
+func (m *Manager[O]) CheckLive(ctx context.Context, tc O) field.ErrorList {
 	if !m.comp.Enabled(tc) {
 		return nil
 	}
-	live, err := m.sts.StatefulSets(tc.Namespace).Get(names.Member(tc.Name, m.comp.Name()))
+	live, err := m.sts.StatefulSets(tc.GetNamespace()).Get(names.Member(tc.GetName(), m.comp.Name()))
 	if err != nil {
 		return nil // none yet (or not cached): nothing was built to compare with
 	}
 	mounted := m.renderedConfigMap(tc, live)
 	key := liveKey(tc, live, mounted)
-	if m.liveChecked.has(tc.UID, key) {
+	if m.liveChecked.has(tc.GetUID(), key) {
 		return nil
 	}
 	data, err := m.comp.ConfigData(tc)
@@ -61,9 +60,9 @@ func (m *Manager) CheckLive(ctx context.Context, tc *v1alpha1.TidbCluster) field
 	if mounted != nil && data != nil && validation.ComparesMountedConfig(m.comp.Name()) {
 		rec.MountedConfig, rec.DesiredConfig = m.configFiles(ctx, tc, mounted, data)
 	}
-	errs := validation.ValidateLive(tc, rec)
+	errs := m.owner.ValidateLive(tc, rec)
 	if len(errs) == 0 {
-		m.liveChecked.add(tc.UID, key)
+		m.liveChecked.add(tc.GetUID(), key)
 	}
 	return errs
 }
@@ -71,15 +70,15 @@ func (m *Manager) CheckLive(ctx context.Context, tc *v1alpha1.TidbCluster) field
 // liveKey names the versions CheckLive read: the cluster's (spec and
 // labels), its StatefulSet's and the mounted ConfigMap's; "" when one is
 // not versioned (objects that were never stored), which is never cached.
-func liveKey(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet, cm *corev1.ConfigMap) string {
+func liveKey(tc metav1.Object, live *appsv1.StatefulSet, cm *corev1.ConfigMap) string {
 	cmVersion := "-"
 	if cm != nil {
 		cmVersion = cm.ResourceVersion
 	}
-	if tc.ResourceVersion == "" || live.ResourceVersion == "" || cmVersion == "" {
+	if tc.GetResourceVersion() == "" || live.ResourceVersion == "" || cmVersion == "" {
 		return ""
 	}
-	return tc.ResourceVersion + "/" + live.ResourceVersion + "/" + cmVersion
+	return tc.GetResourceVersion() + "/" + live.ResourceVersion + "/" + cmVersion
 }
 
 // liveChecks remembers, per TidbCluster, the versions (liveKey) that last
@@ -116,12 +115,12 @@ func (c *liveChecks) add(uid types.UID, key string) {
 // config when an operator rendered it from the spec — ours (recorded hash)
 // or the TiDB Operator's (controlled by tc) — and nil for none, one not
 // cached, or one made by hand or by Helm.
-func (m *Manager) renderedConfigMap(tc *v1alpha1.TidbCluster, live *appsv1.StatefulSet) *corev1.ConfigMap {
+func (m *Manager[O]) renderedConfigMap(tc O, live *appsv1.StatefulSet) *corev1.ConfigMap {
 	name := configMapInUse(live)
 	if name == "" {
 		return nil
 	}
-	cm, err := m.cms.ConfigMaps(tc.Namespace).Get(name)
+	cm, err := m.cms.ConfigMaps(tc.GetNamespace()).Get(name)
 	if err != nil {
 		return nil
 	}
@@ -134,14 +133,14 @@ func (m *Manager) renderedConfigMap(tc *v1alpha1.TidbCluster, live *appsv1.State
 // configFiles returns the config file mounted (cm) and the one desired data
 // holds, parsed, or nils when they are the same ConfigMap data (the
 // recorded hash equals desired's) or either cannot be read.
-func (m *Manager) configFiles(ctx context.Context, tc *v1alpha1.TidbCluster, cm *corev1.ConfigMap,
+func (m *Manager[O]) configFiles(ctx context.Context, tc O, cm *corev1.ConfigMap,
 	data map[string]string) (mounted, desired map[string]any) {
-	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: tc.Namespace, Labels: Labels(tc, m.comp.Name())}, Data: data}
+	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: tc.GetNamespace(), Labels: m.owner.Labels(tc, m.comp.Name())}, Data: data}
 	if applied := cm.Annotations[apply.AnnAppliedHash]; applied != "" {
 		if h, err := apply.ConfigMapHash(want); err == nil && h == applied {
 			return nil, nil
 		}
-		read, err := m.kube.CoreV1().ConfigMaps(tc.Namespace).Get(ctx, cm.Name, metav1.GetOptions{})
+		read, err := m.kube.CoreV1().ConfigMaps(tc.GetNamespace()).Get(ctx, cm.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil, nil
 		}

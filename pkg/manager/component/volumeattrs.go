@@ -71,7 +71,7 @@ func deref(s *string) string {
 // immutable) is deleted with its pods orphaned, and created again by the
 // next sync: no pod restarts, and new members get the new class. Without
 // the gate such a change is named in the Unsupported condition instead.
-func (m *Manager) modifyClasses(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) modifyClasses(ctx context.Context, st *syncState[O]) error {
 	if !m.volumeModifying || st.live == nil || st.desired == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (m *Manager) modifyClasses(ctx context.Context, st *syncState) error {
 		m.eventf(st.tc, corev1.EventTypeWarning, ReasonVolumeModifyInfeasible, "%s", cond.Message)
 	}
 	if cond != nil {
-		cond.ObservedGeneration = st.tc.Generation
+		cond.ObservedGeneration = st.tc.GetGeneration()
 		meta.SetStatusCondition(&status.Conditions, *cond)
 		return nil
 	}
@@ -99,7 +99,7 @@ func (m *Manager) modifyClasses(ctx context.Context, st *syncState) error {
 
 // classClaims returns the PVCs of ordinals below the live replicas whose
 // desired template names a class, in ordinal order.
-func (m *Manager) classClaims(st *syncState) []classClaim {
+func (m *Manager[O]) classClaims(st *syncState[O]) []classClaim {
 	var out []classClaim
 	for o := int32(0); o < *st.live.Spec.Replicas; o++ {
 		for _, t := range st.desired.Spec.VolumeClaimTemplates {
@@ -107,7 +107,7 @@ func (m *Manager) classClaims(st *syncState) []classClaim {
 			if want == "" {
 				continue // a class cannot be taken off a PVC; an unset one asks for nothing
 			}
-			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(m.claimNames(st.tc, []corev1.PersistentVolumeClaim{t}, o)[0])
+			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.GetNamespace()).Get(m.claimNames(st.tc, []corev1.PersistentVolumeClaim{t}, o)[0])
 			if err != nil || pvc.DeletionTimestamp != nil {
 				continue
 			}
@@ -123,7 +123,7 @@ func (m *Manager) classClaims(st *syncState) []classClaim {
 // modify moves the PVCs of the first member not in its classes, once no
 // earlier modification is in flight, and returns the condition to report
 // (nil: every PVC is in its class).
-func (m *Manager) modify(ctx context.Context, st *syncState, claims []classClaim) (*metav1.Condition, error) {
+func (m *Manager[O]) modify(ctx context.Context, st *syncState[O], claims []classClaim) (*metav1.Condition, error) {
 	var infeasible, modifying []string
 	next := int32(-1)
 	for _, c := range claims {
@@ -165,7 +165,7 @@ func (m *Manager) modify(ctx context.Context, st *syncState, claims []classClaim
 // recreateForClasses deletes, pods orphaned, a StatefulSet at rest whose
 // claim templates name other classes than the desired ones, so that the
 // next sync creates it with the desired templates.
-func (m *Manager) recreateForClasses(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) recreateForClasses(ctx context.Context, st *syncState[O]) error {
 	drifted := DriftedAttributesClasses(m.comp.Name(), st.desired.Spec.VolumeClaimTemplates, st.live.Spec.VolumeClaimTemplates)
 	if len(drifted) == 0 || !atRest(st.live, m.comp.Replicas(st.tc)) {
 		return nil
@@ -178,7 +178,7 @@ func (m *Manager) recreateForClasses(ctx context.Context, st *syncState) error {
 // orphaned (UID-guarded), says why (reason) and what follows (then, may be
 // empty) in a Normal event, and ends the sync with a wait: the next sync
 // creates it with the desired templates. API errors are returned.
-func (m *Manager) recreateStatefulSet(ctx context.Context, st *syncState, reason, then string) error {
+func (m *Manager[O]) recreateStatefulSet(ctx context.Context, st *syncState[O], reason, then string) error {
 	if err := m.writer.OrphanStatefulSet(ctx, st.tc, st.live.Name, st.live.UID, reason); err != nil {
 		return err
 	}

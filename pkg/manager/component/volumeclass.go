@@ -18,15 +18,15 @@ import (
 // when the component is absent, its StatefulSet does not exist yet, or
 // neither side sets a class, and with the VolumeModifying gate, which
 // moves PVCs and StatefulSet to the new class (volumeattrs.go).
-func (m *Manager) UnappliedVolumeAttributesClasses(tc *v1alpha1.TidbCluster) []string {
+func (m *Manager[O]) UnappliedVolumeAttributesClasses(tc O) []string {
 	if m.sts == nil || !m.comp.Enabled(tc) || m.volumeModifying {
 		return nil
 	}
-	live, err := m.sts.StatefulSets(tc.Namespace).Get(m.stsName(tc))
+	live, err := m.sts.StatefulSets(tc.GetNamespace()).Get(m.stsName(tc))
 	if err != nil {
 		return nil // not created yet (or unreadable): the templates will be built with the classes
 	}
-	if !hasAttributesClass(live.Spec.VolumeClaimTemplates) && !setsAttributesClass(tc, m.comp.Name()) {
+	if !hasAttributesClass(live.Spec.VolumeClaimTemplates) && !m.owner.SetsAttributesClass(tc, m.comp.Name()) {
 		return nil
 	}
 	desired, err := m.comp.StatefulSet(tc, "")

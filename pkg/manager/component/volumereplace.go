@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
@@ -24,16 +23,16 @@ import (
 // the member out of its cluster, then deletes the member's PVCs and its pod
 // so that the StatefulSet creates it again on fresh volumes
 // (volumereplace.go). Without it the annotation is ignored.
-type VolumeReplacer interface {
+type VolumeReplacer[O Owner] interface {
 	// PrepareVolumeReplace takes the member of pod out of its cluster (PD:
 	// leadership moved off, member deleted; TiKV/TiFlash: store deleted and
 	// Tombstone) and returns nil only once the member's data may be
 	// deleted; a flow.RequeueError to wait (the skeleton turns it into a
 	// revisit), any other error to retry with backoff.
-	PrepareVolumeReplace(ctx context.Context, tc *v1alpha1.TidbCluster, pod *corev1.Pod) error
+	PrepareVolumeReplace(ctx context.Context, tc O, pod *corev1.Pod) error
 	// SpareVolumeReplicas is how many extra pods the component runs while a
 	// member's volumes are replaced (spec.<component>.spareVolReplaceReplicas).
-	SpareVolumeReplicas(tc *v1alpha1.TidbCluster) int32
+	SpareVolumeReplicas(tc O) int32
 }
 
 // ConditionVolumeReplacing is the component condition
@@ -94,8 +93,8 @@ func firstReplaceRequest(ctx context.Context, pods map[int32]*corev1.Pod, log bo
 // condition is still set), else 0. It is re-derived from the pods and the
 // status on every sync, so an operator restarted mid-way keeps the spares
 // until the replacement finished.
-func (m *Manager) spareReplicas(ctx context.Context, tc *v1alpha1.TidbCluster, pods map[int32]*corev1.Pod) int32 {
-	r, ok := m.comp.(VolumeReplacer)
+func (m *Manager[O]) spareReplicas(ctx context.Context, tc O, pods map[int32]*corev1.Pod) int32 {
+	r, ok := m.comp.(VolumeReplacer[O])
 	replacing := meta.FindStatusCondition(m.comp.Status(tc).Conditions, ConditionVolumeReplacing) != nil
 	if !ok || (!replacing && firstReplaceRequest(ctx, pods, false) < 0) {
 		return 0
@@ -114,8 +113,8 @@ func (m *Manager) spareReplicas(ctx context.Context, tc *v1alpha1.TidbCluster, p
 // volume change that cannot be made in place needs (volumereplacepvc.go).
 // Waits are revisits (flow.RevisitAfter) so the scale-out of the spares
 // in the same sync is never held back.
-func (m *Manager) replaceVolumes(ctx context.Context, st *syncState) error {
-	r, ok := m.comp.(VolumeReplacer)
+func (m *Manager[O]) replaceVolumes(ctx context.Context, st *syncState[O]) error {
+	r, ok := m.comp.(VolumeReplacer[O])
 	if !ok || st.live == nil {
 		return nil
 	}
@@ -150,7 +149,7 @@ func (m *Manager) replaceVolumes(ctx context.Context, st *syncState) error {
 // of the component is back (see replaceBlocked), and reports whether it
 // did; until then the replacement stays in progress and says what it
 // waits for.
-func (m *Manager) finishReplace(ctx context.Context, st *syncState, pods map[int32]*corev1.Pod) bool {
+func (m *Manager[O]) finishReplace(ctx context.Context, st *syncState[O], pods map[int32]*corev1.Pod) bool {
 	if why := m.replaceBlocked(ctx, st, pods, -1); why != "" {
 		m.comp.Status(st.tc).VolReplaceInProgress = true
 		m.replacing(ctx, st, fmt.Sprintf("volume replacement waits for every %s pod to be back on its volumes: %s", m.comp.Name(), why))
@@ -164,16 +163,16 @@ func (m *Manager) finishReplace(ctx context.Context, st *syncState, pods map[int
 
 // replacing sets the ComponentVolumeReplacing condition to msg and asks
 // for a revisit.
-func (m *Manager) replacing(ctx context.Context, st *syncState, msg string) {
+func (m *Manager[O]) replacing(ctx context.Context, st *syncState[O], msg string) {
 	status := m.comp.Status(st.tc)
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionVolumeReplacing, Status: metav1.ConditionTrue,
-		Reason: ReasonReplaceVolumeWaiting, Message: msg, ObservedGeneration: st.tc.Generation})
+		Reason: ReasonReplaceVolumeWaiting, Message: msg, ObservedGeneration: st.tc.GetGeneration()})
 	flow.RevisitAfter(ctx, replaceRecheck, "%s", msg)
 }
 
 // replaceStep does what the request of ordinal allows now and says what
 // it waits for.
-func (m *Manager) replaceStep(ctx context.Context, st *syncState, r VolumeReplacer, pods map[int32]*corev1.Pod, ordinal int32) (string, error) {
+func (m *Manager[O]) replaceStep(ctx context.Context, st *syncState[O], r VolumeReplacer[O], pods map[int32]*corev1.Pod, ordinal int32) (string, error) {
 	pod := pods[ordinal]
 	if why := m.replaceBlocked(ctx, st, pods, ordinal); why != "" {
 		return fmt.Sprintf("volume replacement of %s waits: %s", pod.Name, why), nil
@@ -196,12 +195,12 @@ func (m *Manager) replaceStep(ctx context.Context, st *syncState, r VolumeReplac
 // component is not available (there, not terminating, Ready and healthy),
 // because a member leaves only while every other one serves. With ordinal
 // -1 it says why not every pod is available.
-func (m *Manager) replaceBlocked(ctx context.Context, st *syncState, pods map[int32]*corev1.Pod, ordinal int32) string {
+func (m *Manager[O]) replaceBlocked(ctx context.Context, st *syncState[O], pods map[int32]*corev1.Pod, ordinal int32) string {
 	want := m.comp.Replicas(st.tc) + m.failoverReplicas(st.tc) + m.spareReplicas(ctx, st.tc, pods)
 	if st.live.Spec.Replicas == nil || *st.live.Spec.Replicas < want {
 		return fmt.Sprintf("adding spare pod(s): %d of %d pods", replicasOf(st), want)
 	}
-	health, _ := m.comp.(HealthChecker)
+	health, _ := m.comp.(HealthChecker[O])
 	for o := int32(0); o < want; o++ {
 		if o == ordinal {
 			continue
@@ -219,7 +218,7 @@ func (m *Manager) replaceBlocked(ctx context.Context, st *syncState, pods map[in
 	return ""
 }
 
-func replicasOf(st *syncState) int32 {
+func replicasOf[O Owner](st *syncState[O]) int32 {
 	if st.live.Spec.Replicas == nil {
 		return 0
 	}
@@ -231,12 +230,12 @@ func replicasOf(st *syncState) int32 {
 // shared by every pod), then the pod, each under a UID precondition. A PVC created after the pod is left alone: it belongs
 // to a pod the StatefulSet already created again, which a lagging cache
 // may not show yet.
-func (m *Manager) dropMemberVolumes(ctx context.Context, st *syncState, ordinal int32, pod *corev1.Pod) error {
+func (m *Manager[O]) dropMemberVolumes(ctx context.Context, st *syncState[O], ordinal int32, pod *corev1.Pod) error {
 	why := fmt.Sprintf("%s=%s: the member left its cluster", label.AnnReplaceVolume, label.ReplaceVolumeTrue)
 	claims := m.claimNames(st.tc, st.live.Spec.VolumeClaimTemplates, ordinal)
 	var deleted []string
 	for _, name := range claims {
-		pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(name)
+		pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.GetNamespace()).Get(name)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -262,8 +261,8 @@ func (m *Manager) dropMemberVolumes(ctx context.Context, st *syncState, ordinal 
 // observedSpares is spareReplicas for the phase observe computes; the pods
 // are listed only for a component that can replace volumes, and only once
 // its StatefulSet exists.
-func (m *Manager) observedSpares(ctx context.Context, st *syncState) int32 {
-	if _, ok := m.comp.(VolumeReplacer); !ok || st.live == nil || m.pods == nil {
+func (m *Manager[O]) observedSpares(ctx context.Context, st *syncState[O]) int32 {
+	if _, ok := m.comp.(VolumeReplacer[O]); !ok || st.live == nil || m.pods == nil {
 		return 0
 	}
 	pods, err := m.podsByOrdinal(st)

@@ -44,8 +44,8 @@ func (c liveClaim) classChanged() bool {
 // pods orphaned (once at rest) and created again by the next sync, so that
 // the pods it creates again get the new volumes. Nothing happens while the
 // component scales or rolls out.
-func (m *Manager) requestPVCReplace(ctx context.Context, st *syncState, pods map[int32]*corev1.Pod) error {
-	if !PVCReplaceEnabled(st.tc) || st.desired == nil || m.comp.Status(st.tc).Phase != v1alpha1.NormalPhase {
+func (m *Manager[O]) requestPVCReplace(ctx context.Context, st *syncState[O], pods map[int32]*corev1.Pod) error {
+	if !m.owner.PVCReplace(st.tc) || st.desired == nil || m.comp.Status(st.tc).Phase != v1alpha1.NormalPhase {
 		return nil
 	}
 	next := int32(-1)
@@ -99,7 +99,7 @@ func replaceDrift(desired, live []corev1.PersistentVolumeClaim) []string {
 // recreateForReplace deletes, pods orphaned, the StatefulSet at rest whose
 // claim templates drifted, so that the next sync creates it with the new
 // templates before any member is replaced.
-func (m *Manager) recreateForReplace(ctx context.Context, st *syncState, drifted []string) error {
+func (m *Manager[O]) recreateForReplace(ctx context.Context, st *syncState[O], drifted []string) error {
 	if !atRest(st.live, *st.live.Spec.Replicas) {
 		flow.RevisitAfter(ctx, replaceRecheck, "%s: waiting for StatefulSet %s to be at rest before it is created again", m.comp.Name(), st.live.Name)
 		return nil

@@ -62,7 +62,7 @@ func (c liveClaim) shrink() bool { return c.request.Cmp(c.want) > 0 }
 // at a time, the next only once the storage driver expanded the last, and
 // only where the StorageClass allows expansion. It never holds up later
 // members of the sync: an expansion in progress asks for a revisit.
-func (m *Manager) volumes(ctx context.Context, st *syncState) error {
+func (m *Manager[O]) volumes(ctx context.Context, st *syncState[O]) error {
 	if st.live == nil || st.desired == nil {
 		return nil
 	}
@@ -84,14 +84,14 @@ func (m *Manager) volumes(ctx context.Context, st *syncState) error {
 		meta.RemoveStatusCondition(&status.Conditions, ConditionVolumeResizing)
 		return m.modifyClasses(ctx, st) // a class change waits for every resize
 	}
-	cond.ObservedGeneration = st.tc.Generation
+	cond.ObservedGeneration = st.tc.GetGeneration()
 	meta.SetStatusCondition(&status.Conditions, *cond)
 	return nil
 }
 
 // claims returns the PVCs of ordinals below the live replicas for every
 // desired volume claim template that asks for a size, in ordinal order.
-func (m *Manager) claims(st *syncState) []liveClaim {
+func (m *Manager[O]) claims(st *syncState[O]) []liveClaim {
 	var out []liveClaim
 	for o := int32(0); o < *st.live.Spec.Replicas; o++ {
 		for _, t := range st.desired.Spec.VolumeClaimTemplates {
@@ -99,7 +99,7 @@ func (m *Manager) claims(st *syncState) []liveClaim {
 			if !ok {
 				continue
 			}
-			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.Namespace).Get(m.claimNames(st.tc, []corev1.PersistentVolumeClaim{t}, o)[0])
+			pvc, err := m.pvcs.PersistentVolumeClaims(st.tc.GetNamespace()).Get(m.claimNames(st.tc, []corev1.PersistentVolumeClaim{t}, o)[0])
 			if err != nil || pvc.DeletionTimestamp != nil {
 				continue
 			}
@@ -159,10 +159,10 @@ func storageClass(pvc *corev1.PersistentVolumeClaim) string {
 // resize grows the PVCs of the first member that has PVCs smaller than
 // their templates, once every earlier expansion finished, and returns the
 // condition to report (nil: nothing to resize).
-func (m *Manager) resize(ctx context.Context, st *syncState, claims []liveClaim) (*metav1.Condition, error) {
+func (m *Manager[O]) resize(ctx context.Context, st *syncState[O], claims []liveClaim) (*metav1.Condition, error) {
 	var refused, expanding []string
 	next := int32(-1)
-	replace := PVCReplaceEnabled(st.tc)
+	replace := m.owner.PVCReplace(st.tc)
 	for _, c := range claims {
 		switch {
 		case c.needsReplace() && replace:
@@ -206,7 +206,7 @@ func (m *Manager) resize(ctx context.Context, st *syncState, claims []liveClaim)
 
 // grow asks for the larger size on every PVC of ordinal whose StorageClass
 // allows expansion; it returns the PVCs patched and why others were not.
-func (m *Manager) grow(ctx context.Context, st *syncState, claims []liveClaim, ordinal int32) ([]string, []string, error) {
+func (m *Manager[O]) grow(ctx context.Context, st *syncState[O], claims []liveClaim, ordinal int32) ([]string, []string, error) {
 	var grown, refused []string
 	for _, c := range claims {
 		if c.ordinal != ordinal || c.asked() {
@@ -229,7 +229,7 @@ func (m *Manager) grow(ctx context.Context, st *syncState, claims []liveClaim, o
 // expandable returns why pvc's StorageClass does not allow expansion, or
 // "" when it does. It reads the StorageClass from the API server (a resize
 // is rare; no cache is kept for it).
-func (m *Manager) expandable(ctx context.Context, pvc *corev1.PersistentVolumeClaim) string {
+func (m *Manager[O]) expandable(ctx context.Context, pvc *corev1.PersistentVolumeClaim) string {
 	name := storageClass(pvc)
 	if name == "" {
 		return "it has no StorageClass"

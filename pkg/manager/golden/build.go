@@ -27,7 +27,7 @@ func Cluster(t *testing.T, manifest string) *v1alpha1.TidbCluster {
 
 // Objects builds what the skeleton creates for comp on a new cluster, in
 // write order (component.Desired), failing the test on a builder error.
-func Objects(t *testing.T, tc *v1alpha1.TidbCluster, comp component.Component) []any {
+func Objects(t *testing.T, tc *v1alpha1.TidbCluster, comp component.Component[*v1alpha1.TidbCluster]) []any {
 	t.Helper()
 	objs, err := component.Desired(tc, comp)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // deterministic (fuzzbuild.Check). seeds are YAML manifests of clusters
 // with comp, since few examples have one; each is added as is and with
 // eight mutations that pair it with the string mutation.
-func FuzzBuild(f *testing.F, comp component.Component, seeds []string, mutation string) {
+func FuzzBuild(f *testing.F, comp component.Component[*v1alpha1.TidbCluster], seeds []string, mutation string) {
 	f.Helper()
 	fuzzbuild.AddSeeds(f)
 	for _, manifest := range seeds {
@@ -40,7 +40,7 @@ func FuzzBuild(f *testing.F, comp component.Component, seeds []string, mutation 
 // SeedsReachBuilders checks that every seed of FuzzBuild is, as is, a valid
 // cluster that enables comp and builds without error, so that the fuzzer
 // starts inside comp's builders.
-func SeedsReachBuilders(t *testing.T, comp component.Component, seeds []string) {
+func SeedsReachBuilders(t *testing.T, comp component.Component[*v1alpha1.TidbCluster], seeds []string) {
 	t.Helper()
 	for i, manifest := range seeds {
 		tc := fuzzbuild.Cluster(seedJSON(t, manifest), 0, "", 0)
@@ -55,7 +55,7 @@ func SeedsReachBuilders(t *testing.T, comp component.Component, seeds []string) 
 }
 
 // desired builds comp's objects as the skeleton would, in write order.
-func desired(comp component.Component) func(*v1alpha1.TidbCluster) ([]metav1.Object, error) {
+func desired(comp component.Component[*v1alpha1.TidbCluster]) func(*v1alpha1.TidbCluster) ([]metav1.Object, error) {
 	return func(tc *v1alpha1.TidbCluster) ([]metav1.Object, error) {
 		return component.Desired(tc, comp)
 	}

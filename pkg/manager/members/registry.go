@@ -5,6 +5,7 @@
 package members
 
 import (
+	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/manager/discovery"
 	"github.com/kubetidb/tidb-operator/pkg/manager/pd"
@@ -20,7 +21,7 @@ import (
 )
 
 // stateful wraps a component's constructor in the skeleton.
-func stateful[C component.Component](newComponent func(*component.Env) C) func(*component.Env) component.Member {
+func stateful[C component.Component[*v1alpha1.TidbCluster]](newComponent func(*component.Env) C) func(*component.Env) component.Member {
 	return func(env *component.Env) component.Member { return component.NewManager(newComponent(env), env) }
 }
 
@@ -62,10 +63,12 @@ func New(env *component.Env) []component.Member {
 }
 
 // Components returns the StatefulSet components among members, in order.
-func Components(members []component.Member) []component.Component {
-	var out []component.Component
+func Components(members []component.Member) []component.Component[*v1alpha1.TidbCluster] {
+	var out []component.Component[*v1alpha1.TidbCluster]
 	for _, m := range members {
-		if s, ok := m.(interface{ Component() component.Component }); ok {
+		if s, ok := m.(interface {
+			Component() component.Component[*v1alpha1.TidbCluster]
+		}); ok {
 			out = append(out, s.Component())
 		}
 	}

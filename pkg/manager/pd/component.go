@@ -41,16 +41,16 @@ func New(env *component.Env) *Component {
 }
 
 var (
-	_ component.Component         = (*Component)(nil)
-	_ component.Observer          = (*Component)(nil)
-	_ component.ScaleInPreparer   = (*Component)(nil)
-	_ component.UpgradePreparer   = (*Component)(nil)
-	_ component.UpgradeUndoer     = (*Component)(nil)
-	_ component.HealthChecker     = (*Component)(nil)
-	_ component.ForceUpgrader     = (*Component)(nil)
-	_ component.ReadinessReporter = (*Component)(nil)
-	_ component.FailoverHandler   = (*Component)(nil)
-	_ component.PodMaintainer     = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]         = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]          = (*Component)(nil)
+	_ component.ScaleInPreparer[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.UpgradePreparer[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.UpgradeUndoer[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.HealthChecker[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.ForceUpgrader[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.ReadinessReporter[*v1alpha1.TidbCluster] = (*Component)(nil)
+	_ component.FailoverHandler[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.PodMaintainer[*v1alpha1.TidbCluster]     = (*Component)(nil)
 )
 
 // Name is "pd".

@@ -14,7 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
 
-var _ component.VolumeReplacer = (*Component)(nil)
+var _ component.VolumeReplacer[*v1alpha1.TidbCluster] = (*Component)(nil)
 
 // replaceRefusedRecheck is how soon a replacement refused for PD's quorum
 // is looked at again.

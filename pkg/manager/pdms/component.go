@@ -43,10 +43,10 @@ func newComponent(svc string, env *component.Env) *Component {
 func NewWithClient(svc string, api pdmsapi.Client) *Component { return &Component{svc: svc, api: api} }
 
 var (
-	_ component.Component       = (*Component)(nil)
-	_ component.Observer        = (*Component)(nil)
-	_ component.HealthChecker   = (*Component)(nil)
-	_ component.UpgradePreparer = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]       = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]        = (*Component)(nil)
+	_ component.HealthChecker[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.UpgradePreparer[*v1alpha1.TidbCluster] = (*Component)(nil)
 )
 
 // Name is the service's name, "tso" or "scheduling".

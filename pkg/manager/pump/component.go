@@ -53,10 +53,10 @@ func NewWithClient(env *component.Env, client pumpapi.Client) *Component {
 }
 
 var (
-	_ component.Component       = (*Component)(nil)
-	_ component.Observer        = (*Component)(nil)
-	_ component.Gated           = (*Component)(nil)
-	_ component.ScaleInPreparer = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]       = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]        = (*Component)(nil)
+	_ component.Gated[*v1alpha1.TidbCluster]           = (*Component)(nil)
+	_ component.ScaleInPreparer[*v1alpha1.TidbCluster] = (*Component)(nil)
 )
 
 // Name is "pump".

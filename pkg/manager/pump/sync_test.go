@@ -30,11 +30,13 @@ type syncFixture struct {
 	inf   informers.SharedInformerFactory
 	pumps *pumpapi.FakeClient
 	rec   *record.FakeRecorder
-	mgr   *component.Manager
+	mgr   *component.Manager[*v1alpha1.TidbCluster]
 }
 
 // tikvPeer stands for the TiKV component: only its name, presence and status count to the skeleton.
-type tikvPeer struct{ component.Component }
+type tikvPeer struct {
+	component.Component[*v1alpha1.TidbCluster]
+}
 
 func (tikvPeer) Name() string                          { return names.TiKV }
 func (tikvPeer) Enabled(tc *v1alpha1.TidbCluster) bool { return tc.Spec.TiKV != nil }

@@ -14,7 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 )
 
-var _ component.VolumeReplacer = (*Lifecycle)(nil)
+var _ component.VolumeReplacer[*v1alpha1.TidbCluster] = (*Lifecycle)(nil)
 
 // SpareVolumeReplicas is spec.tikv.spareVolReplaceReplicas for TiKV (1
 // when unset), so PD keeps as many Up stores while one is replaced; TiFlash

@@ -53,13 +53,13 @@ func NewWithClient(env *component.Env, client ticdcapi.Client) *Component {
 }
 
 var (
-	_ component.Component         = (*Component)(nil)
-	_ component.Observer          = (*Component)(nil)
-	_ component.Gated             = (*Component)(nil)
-	_ component.ReadinessReporter = (*Component)(nil)
-	_ component.ScaleInPreparer   = (*Component)(nil)
-	_ component.UpgradePreparer   = (*Component)(nil)
-	_ component.UpgradeUndoer     = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]         = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]          = (*Component)(nil)
+	_ component.Gated[*v1alpha1.TidbCluster]             = (*Component)(nil)
+	_ component.ReadinessReporter[*v1alpha1.TidbCluster] = (*Component)(nil)
+	_ component.ScaleInPreparer[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.UpgradePreparer[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.UpgradeUndoer[*v1alpha1.TidbCluster]     = (*Component)(nil)
 )
 
 // Name is "ticdc".

@@ -32,7 +32,7 @@ type syncFixture struct {
 	kube *fake.Clientset
 	inf  informers.SharedInformerFactory
 	cdc  *ticdcapi.FakeClient
-	mgr  *component.Manager
+	mgr  *component.Manager[*v1alpha1.TidbCluster]
 }
 
 func newSyncFixture(t *testing.T) *syncFixture {

@@ -57,15 +57,15 @@ func NewWithClient(env *component.Env, client tidbapi.Client) *Component {
 }
 
 var (
-	_ component.Component         = (*Component)(nil)
-	_ component.Observer          = (*Component)(nil)
-	_ component.Gated             = (*Component)(nil)
-	_ component.ReadinessReporter = (*Component)(nil)
-	_ component.HealthChecker     = (*Component)(nil)
-	_ component.ScaleOutStepper   = (*Component)(nil)
-	_ component.FailoverHandler   = (*Component)(nil)
-	_ component.PodMaintainer     = (*Component)(nil)
-	_ component.RolloutGuard      = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]         = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]          = (*Component)(nil)
+	_ component.Gated[*v1alpha1.TidbCluster]             = (*Component)(nil)
+	_ component.ReadinessReporter[*v1alpha1.TidbCluster] = (*Component)(nil)
+	_ component.HealthChecker[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.ScaleOutStepper[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.FailoverHandler[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.PodMaintainer[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.RolloutGuard[*v1alpha1.TidbCluster]      = (*Component)(nil)
 )
 
 // Name is "tidb".

@@ -11,7 +11,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
-var _ component.VolumeReplacer = (*Component)(nil)
+var _ component.VolumeReplacer[*v1alpha1.TidbCluster] = (*Component)(nil)
 
 // SpareVolumeReplicas is 0: TiDB keeps no data a spare would hold, and the
 // skeleton replaces a TiDB pod only while every other one is Ready.

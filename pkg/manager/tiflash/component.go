@@ -60,17 +60,17 @@ func NewWithClient(env *component.Env, client tiflashapi.Client) *Component {
 }
 
 var (
-	_ component.Component         = (*Component)(nil)
-	_ component.Observer          = (*Component)(nil)
-	_ component.Gated             = (*Component)(nil)
-	_ component.CreatePreparer    = (*Component)(nil)
-	_ component.CreateFinisher    = (*Component)(nil)
-	_ component.ReadinessReporter = (*Component)(nil)
-	_ component.ScaleInPreparer   = (*Component)(nil)
-	_ component.UpgradeUndoer     = (*Component)(nil)
-	_ component.HealthChecker     = (*Component)(nil)
-	_ component.ScaleOutStepper   = (*Component)(nil)
-	_ component.FailoverHandler   = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]         = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]          = (*Component)(nil)
+	_ component.Gated[*v1alpha1.TidbCluster]             = (*Component)(nil)
+	_ component.CreatePreparer[*v1alpha1.TidbCluster]    = (*Component)(nil)
+	_ component.CreateFinisher[*v1alpha1.TidbCluster]    = (*Component)(nil)
+	_ component.ReadinessReporter[*v1alpha1.TidbCluster] = (*Component)(nil)
+	_ component.ScaleInPreparer[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.UpgradeUndoer[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.HealthChecker[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.ScaleOutStepper[*v1alpha1.TidbCluster]   = (*Component)(nil)
+	_ component.FailoverHandler[*v1alpha1.TidbCluster]   = (*Component)(nil)
 )
 
 // Name is "tiflash".

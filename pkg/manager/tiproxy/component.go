@@ -44,12 +44,12 @@ func NewWithClient(env *component.Env, client tiproxyapi.Client) *Component {
 }
 
 var (
-	_ component.Component         = (*Component)(nil)
-	_ component.Observer          = (*Component)(nil)
-	_ component.Gated             = (*Component)(nil)
-	_ component.ReadinessReporter = (*Component)(nil)
-	_ component.UpgradeUndoer     = (*Component)(nil)
-	_ component.HealthChecker     = (*Component)(nil)
+	_ component.Component[*v1alpha1.TidbCluster]         = (*Component)(nil)
+	_ component.Observer[*v1alpha1.TidbCluster]          = (*Component)(nil)
+	_ component.Gated[*v1alpha1.TidbCluster]             = (*Component)(nil)
+	_ component.ReadinessReporter[*v1alpha1.TidbCluster] = (*Component)(nil)
+	_ component.UpgradeUndoer[*v1alpha1.TidbCluster]     = (*Component)(nil)
+	_ component.HealthChecker[*v1alpha1.TidbCluster]     = (*Component)(nil)
 )
 
 // Name is "tiproxy".

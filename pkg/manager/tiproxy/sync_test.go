@@ -29,7 +29,7 @@ type syncFixture struct {
 	inf     informers.SharedInformerFactory
 	proxies *tiproxyapi.FakeClient
 	clock   *clocktesting.FakePassiveClock
-	mgr     *component.Manager
+	mgr     *component.Manager[*v1alpha1.TidbCluster]
 }
 
 func newSyncFixture() *syncFixture {
