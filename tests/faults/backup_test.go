@@ -22,8 +22,9 @@ import (
 	"github.com/kubetidb/tidb-operator/tests/framework"
 )
 
-// invBackupJobOnce: a Backup gets one Job; another only after the previous one Failed (a retry).
-const invBackupJobOnce invariant = "backup-job-once"
+// invBackupJobOnce: a Backup (or a TidbInitializer) gets one Job; another only after the previous one
+// Failed (a retry).
+const invBackupJobOnce invariant = "job-once"
 
 // jobLedger is what the checker knows of the Jobs of each Backup (by its UID). Guarded by checker.mu.
 type jobLedger struct {
@@ -43,7 +44,7 @@ func (c *checker) addJobHandler(f informers.SharedInformerFactory) error {
 
 func (c *checker) onJob(idx cache.Indexer, job *batchv1.Job) {
 	owner := metav1.GetControllerOf(job)
-	if owner == nil || owner.Kind != "Backup" {
+	if owner == nil || (owner.Kind != "Backup" && owner.Kind != "TidbInitializer") {
 		return
 	}
 	c.mu.Lock()
@@ -67,8 +68,8 @@ func (c *checker) onJob(idx cache.Indexer, job *batchv1.Job) {
 	}
 	seen[job.UID] = job.Name
 	c.mu.Unlock()
-	c.check(invBackupJobOnce, len(live) == 0, "Job %s created for Backup %s while its earlier Job(s) %v had not failed",
-		job.Name, owner.Name, live)
+	c.check(invBackupJobOnce, len(live) == 0, "Job %s created for %s %s while its earlier Job(s) %v had not failed",
+		job.Name, owner.Kind, owner.Name, live)
 }
 
 // jobFailed: the Job name (with uid) is in the cache and Failed; one gone from the cache was deleted
@@ -219,8 +220,45 @@ func backupScenarios() []scenario {
 				s.waitJob("backup-done", jobComplete)
 				s.restartManager()
 			})},
+		{name: "initializer/kill-while-job-runs",
+			asserts: "a TidbInitializer of the cluster; operator context cancelled once its Job exists: one Job (`job-once`), the initializer Completed",
+			run:     runInitializer},
 		{name: "backup/job-pod-deleted",
 			asserts: "the pod of the Backup's Job deleted while it runs: the Job controller replaces it, the operator creates no second Job, the Backup Complete",
 			run:     run("pod", func(s *sc) { s.deleteJobPods("backup-pod") })},
 	}
+}
+
+// runInitializer creates a TidbInitializer (root's password from a Secret, inline SQL) for the
+// converged cluster, kills the operator once its Job exists, and waits until it is Completed.
+func runInitializer(t *testing.T) {
+	s := start(t, scOptions{})
+	framework.ApplyYAML(t, s.env.Ctx, `
+apiVersion: v1
+kind: Secret
+metadata: {name: tidb-secret}
+stringData: {root: faults-root}
+---
+apiVersion: pingcap.com/v1alpha1
+kind: TidbInitializer
+metadata: {name: init}
+spec:
+  image: tnir/mysqlclient
+  cluster: {name: basic}
+  passwordSecret: tidb-secret
+  initSql: "CREATE DATABASE app;"
+`, s.env.Namespace)
+	s.waitJob("basic-tidb-initializer", nil)
+	s.restartManager()
+	s.waitJob("basic-tidb-initializer", jobComplete)
+	framework.WaitFor(t, s.env.Ctx, stepTimeout, "the TidbInitializer Completed", func(ctx context.Context) (bool, error) {
+		ti, err := s.pc.PingcapV1alpha1().TidbInitializers(s.env.Namespace).Get(ctx, "init", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		framework.Observef(ctx, "phase %s", ti.Status.Phase)
+		return ti.Status.Phase == v1alpha1.InitializePhaseCompleted, nil
+	})
+	s.waitConverged("the cluster stays converged")
+	s.expectJobs("basic-tidb-initializer")
 }
