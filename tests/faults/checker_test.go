@@ -56,7 +56,8 @@ const (
 )
 
 var allInvariants = []invariant{invPDQuorum, invTiKVTombstone, invTiKVOthersUp, invPVCKept,
-	invNoRestartOnTerminatingPVC, invNoEvictLeader, invReadyRolledOut, invConverged}
+	invNoRestartOnTerminatingPVC, invNoEvictLeader, invReadyRolledOut, invTiFlashTombstone, invTiCDCDrained,
+	invPumpOffline, invTiProxyOneDown, invBackupJobOnce, invConverged}
 
 // checker watches one scenario's namespace (pods, StatefulSets, PVCs through informers), polls the
 // simulator and the TidbCluster, and judges every PD write of the operator; it counts each check.
@@ -74,6 +75,8 @@ type checker struct {
 	violations []*violation
 	byKey      map[string]*violation
 	deleting   map[types.UID]bool
+	comp       *compState
+	ledger     jobLedger
 
 	sts  cache.Indexer
 	pvcs cache.Indexer
@@ -83,7 +86,7 @@ type checker struct {
 
 func newChecker(env *framework.Env, pc versioned.Interface, sim *simclient.Client, excused []invariant) *checker {
 	c := &checker{env: env, pc: pc, sim: sim, tc: "basic", excused: map[invariant]bool{},
-		checks: map[invariant]int{}, byKey: map[string]*violation{}, deleting: map[types.UID]bool{}, done: make(chan struct{})}
+		checks: map[invariant]int{}, byKey: map[string]*violation{}, deleting: map[types.UID]bool{}, comp: newCompState(), done: make(chan struct{})}
 	for _, inv := range excused {
 		c.excused[inv] = true
 	}
@@ -111,6 +114,9 @@ func (c *checker) start(ctx context.Context) error {
 	})
 	if err1 != nil || err2 != nil || err3 != nil {
 		return fmt.Errorf("add handlers: %w", errors.Join(err1, err2, err3))
+	}
+	if err := c.addComponentHandlers(ctx, f); err != nil {
+		return err
 	}
 	f.Start(ctx.Done())
 	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
@@ -215,6 +221,9 @@ func (c *checker) onPod(ctx context.Context, obj any, deleted bool) {
 	c.mu.Unlock()
 	component := pod.Labels["app.kubernetes.io/component"]
 	ord, err := names.Ordinal(pod.Name)
+	if !seen && err == nil && (component == "tiflash" || component == "ticdc" || component == "pump") {
+		c.onComponentPod(ctx, pod, component, ord)
+	}
 	if seen || err != nil || (component != "pd" && component != "tikv") {
 		return
 	}
@@ -264,6 +273,7 @@ func (c *checker) checkPVCNotTerminating(ctx context.Context, pod *corev1.Pod, c
 
 // onStatefulSet judges a TiKV scale-down: every removed ordinal's store must be Tombstone (or never registered).
 func (c *checker) onStatefulSet(ctx context.Context, old, sts *appsv1.StatefulSet) {
+	c.onComponentSTS(ctx, old, sts)
 	if sts.Name != c.tc+"-tikv" || old.Spec.Replicas == nil || sts.Spec.Replicas == nil || *sts.Spec.Replicas >= *old.Spec.Replicas {
 		return
 	}
@@ -381,6 +391,7 @@ func (c *checker) pollLoop(ctx context.Context) {
 		}
 		c.pollEvictLeader(ctx)
 		c.pollRemovedPods(ctx)
+		c.pollComponents(ctx)
 	}
 }
 
@@ -466,7 +477,7 @@ func (c *checker) pollRemovedPods(ctx context.Context) {
 	}
 	for _, s := range st.Stores {
 		ord, err := names.Ordinal(s.PodName)
-		if err != nil || ord < replicas || s.StateName == "Tombstone" {
+		if err != nil || ord < replicas || s.StateName == "Tombstone" || s.Engine == "tiflash" {
 			continue
 		}
 		_, err = c.env.Kube.CoreV1().Pods(c.env.Namespace).Get(ctx, s.PodName, metav1.GetOptions{})

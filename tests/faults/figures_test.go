@@ -5,6 +5,7 @@ package faults
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -59,6 +60,7 @@ func writeFigures(t *testing.T, selection string, took time.Duration) {
 	results.Unlock()
 	sort.Slice(rs, func(i, j int) bool { return rs[i].name < rs[j].name })
 	var b strings.Builder
+	fmt.Fprintf(&b, "Run on %s, commit %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), commitOf())
 	totals := map[invariant]int{}
 	passed, violations, checks := 0, 0, 0
 	fmt.Fprintf(&b, "| scenario | result | invariant checks | violations | time |\n|---|---|---:|---:|---:|\n")
@@ -92,4 +94,19 @@ func writeFigures(t *testing.T, selection string, took time.Duration) {
 	if err := os.WriteFile(filepath.Join(dir, "figures.md"), []byte(b.String()), 0o644); err != nil {
 		t.Errorf("write figures: %v", err)
 	}
+}
+
+// commitOf is the short commit checked out (`git rev-parse --short HEAD`), marked when the tree has
+// uncommitted changes, so that published figures say exactly what code they describe.
+func commitOf() string {
+	root := framework.RepoRoot()
+	head, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	commit := strings.TrimSpace(string(head))
+	if dirty, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(dirty) > 0 {
+		commit += " with uncommitted changes"
+	}
+	return commit
 }

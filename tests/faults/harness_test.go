@@ -39,6 +39,8 @@ const (
 // scOptions shape one scenario's cluster, simulator and operator.
 type scOptions struct {
 	pd, tikv, tidb int32 // replicas; 0 means the example's (3, 3, 2)
+	// extras are components added to examples/basic (components_test.go).
+	extras []extra
 	// tcMutate edits the TidbCluster before it is created.
 	tcMutate func(*v1alpha1.TidbCluster)
 	// timings edits the simulator's timings (FastTimings by default).
@@ -84,7 +86,7 @@ func start(t *testing.T, o scOptions) *sc {
 	if err := s.chk.start(s.env.Ctx); err != nil {
 		t.Fatalf("start the invariant checker: %v", err)
 	}
-	s.route.beforeWrite = s.chk.beforePDWrite
+	s.route.beforeWrite = s.chk.beforeWrite
 	t.Cleanup(s.report)
 	if o.startOperator != nil {
 		o.startOperator(s)
@@ -162,6 +164,9 @@ func (s *sc) createCluster() {
 			*r.into = r.want
 		}
 	}
+	if err := addExtras(tc, s.opts.extras); err != nil {
+		s.t.Fatal(err)
+	}
 	if s.opts.tcMutate != nil {
 		s.opts.tcMutate(tc)
 	}
@@ -230,6 +235,9 @@ func (s *sc) converged(ctx context.Context) (bool, string) {
 		if why := stsAt(sts, want); why != "" {
 			return false, why
 		}
+	}
+	if ok, why := s.extrasConverged(ctx, tc); !ok {
+		return false, why
 	}
 	st, err := s.sim.Cluster(ctx, s.env.Namespace, "basic")
 	if err != nil {

@@ -19,13 +19,14 @@ import (
 // lifecycleCase is a lifecycle change, the step at which the scenario breaks something, and what
 // must hold once the cluster converged again.
 type lifecycleCase struct {
-	name    string
-	step    string // the observed step, for the docs
-	opts    scOptions
-	change  func(s *sc) // starts the change
-	reached func(s *sc) // returns once the step is observed
-	resume  func(s *sc) // after the break: ends what slowed the step down, if anything
-	verify  func(s *sc) // after convergence
+	name      string
+	component string // the component the change is about (the pod-deleted fault deletes one of its pods)
+	step      string // the observed step, for the docs
+	opts      scOptions
+	change    func(s *sc) // starts the change
+	reached   func(s *sc) // returns once the step is observed
+	resume    func(s *sc) // after the break: ends what slowed the step down, if anything
+	verify    func(s *sc) // after convergence
 }
 
 // slowMigration keeps an Offline store Offline until resume speeds it up, so the step can be seen.

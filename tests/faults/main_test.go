@@ -82,7 +82,8 @@ type scenario struct {
 
 func allScenarios() []scenario {
 	var all []scenario
-	for _, group := range [][]scenario{killScenarios(), processScenarios(), pdFaultScenarios(), editScenarios(), controlPlaneScenarios(), bugScenarios(), regressionScenarios()} {
+	for _, group := range [][]scenario{killScenarios(), processScenarios(), pdFaultScenarios(), editScenarios(), controlPlaneScenarios(), bugScenarios(), regressionScenarios(),
+		matrixScenarios(), backupScenarios()} {
 		all = append(all, group...)
 	}
 	return all

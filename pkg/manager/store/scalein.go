@@ -73,20 +73,36 @@ func (l *Lifecycle) PreScaleIn(ctx context.Context, tc *v1alpha1.TidbCluster, or
 	return flow.Requeue("deleting store %s of %s; waiting for PD to report it Tombstone", store.ID, pod)
 }
 
+// neverJoinedAfter is how long a pod that is not Ready, in a bootstrapped
+// cluster, may have no store in PD before its removal goes on without one:
+// five of the TiDB Operator's 30 s resync periods (spec §7.3, "pod never
+// joined"). A younger pod may be registering its store right now.
+const neverJoinedAfter = 5 * 30 * time.Second
+
 // scaleInWithoutStore decides for a pod PD reports no store of: a pod that
 // never became Ready (Pending, crashing) may go, so a scale-in is not held
-// by it; a Ready pod has most likely registered a store PD has not shown
-// yet (the pod was just added, by hand or by a scale-out), so removing it
-// waits for the store to show and leave through Tombstone.
+// by it, once it is older than neverJoinedAfter (at once while TiKV is not
+// bootstrapped); a Ready pod, or a younger one, has most likely registered
+// a store PD has not shown yet (the pod was just added, by hand or by a
+// scale-out), so removing it waits for the store to show and leave through
+// Tombstone. The fault suite's edit/tikv-sts-replicas-up found the young
+// pod removed while its store had just come Up.
 func (l *Lifecycle) scaleInWithoutStore(tc *v1alpha1.TidbCluster, pod string) error {
 	if l.pods == nil {
 		return nil
 	}
 	p, err := l.pods.Pods(tc.Namespace).Get(pod)
-	if err != nil || !component.PodReady(p) {
+	if err != nil {
 		return nil
 	}
-	return flow.Requeue("pod %s is Ready but PD reports no store of it yet; waiting for the store before removing the pod", pod)
+	if component.PodReady(p) {
+		return flow.Requeue("pod %s is Ready but PD reports no store of it yet; waiting for the store before removing the pod", pod)
+	}
+	if age := l.clock.Since(p.CreationTimestamp.Time); tc.Status.TiKV.BootStrapped && age < neverJoinedAfter {
+		return flow.RequeueAfter(neverJoinedAfter-age, "pod %s is not Ready and PD reports no store of it; it may be registering one: "+
+			"waiting until it is %s old before removing it without a store", pod, neverJoinedAfter)
+	}
+	return nil
 }
 
 // checkStoresLeft refuses to take a store out when PD could not keep its

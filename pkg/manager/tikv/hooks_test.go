@@ -62,6 +62,32 @@ func TestEndUpgradeErrorsWhenPDCannotList(t *testing.T) {
 	}
 }
 
+// TestScaleInWaitsForAYoungPodWithoutAStore holds the removal of a pod that
+// is not Ready and has no store while it is younger than five resync
+// periods in a bootstrapped cluster (it may be registering its store), and
+// lets it go once older (spec §7.3).
+func TestScaleInWaitsForAYoungPodWithoutAStore(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		age  time.Duration
+		wait bool
+	}{{10 * time.Second, true}, {151 * time.Second, false}} {
+		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		if err := indexer.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "basic-tikv-3", Namespace: "ns",
+			CreationTimestamp: metav1.NewTime(now.Add(-c.age))}}); err != nil {
+			t.Fatal(err)
+		}
+		h := newTiKV(pdapi.NewFakeControl(), corelisters.NewPodLister(indexer), record.NewFakeRecorder(10), now, component.FailoverConfig{})
+		tc := observedCluster()
+		tc.Status.TiKV.Synced, tc.Status.TiKV.BootStrapped = true, true
+		err := h.PreScaleIn(context.Background(), tc, 3)
+		if _, waiting := flow.AsRequeue(err); waiting != c.wait {
+			t.Errorf("pod %s old: PreScaleIn = %v; want a wait %v", c.age, err, c.wait)
+		}
+	}
+}
+
 // TestScaleInOfAPodWithoutAStore lets a pod PD reports no store of go only
 // when it never became Ready: a Ready pod has probably registered a store
 // PD has not shown yet (a StatefulSet scaled up by hand, then back).
