@@ -25,8 +25,6 @@ var Restore = slices.Concat(
 		return &r.Spec.PitrFullBackupStorageProvider
 	}),
 	[]Field[v1alpha1.Restore]{
-		restoreField("spec.tikvGCLifeTime", "", func(s *v1alpha1.RestoreSpec) bool { return s.TikvGCLifeTime != nil },
-			func(s *v1alpha1.RestoreSpec) { s.TikvGCLifeTime = ptr("72h") }),
 		restoreField("spec.backoffRetryPolicy", "a failed restore is not retried",
 			func(s *v1alpha1.RestoreSpec) bool { return s.BackoffRetryPolicy != (v1alpha1.BackoffRetryPolicy{}) },
 			func(s *v1alpha1.RestoreSpec) { s.BackoffRetryPolicy.MaxRetryTimes = 3 }),
@@ -103,8 +101,6 @@ func backupSpecFields[T any](prefix string, get func(*T) *v1alpha1.BackupSpec) [
 			Example: func(obj *T) { example(get(obj)) }}
 	}
 	return []Field[T]{
-		f("tikvGCLifeTime", "", func(s *v1alpha1.BackupSpec) bool { return s.TikvGCLifeTime != nil },
-			func(s *v1alpha1.BackupSpec) { s.TikvGCLifeTime = ptr("72h") }),
 		f("useKMS", "", func(s *v1alpha1.BackupSpec) bool { return s.UseKMS }, func(s *v1alpha1.BackupSpec) { s.UseKMS = true }),
 		f("cleanOption.snapshotsDeleteRatio", volumeSnapshot,
 			func(s *v1alpha1.BackupSpec) bool {
