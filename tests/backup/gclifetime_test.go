@@ -4,6 +4,7 @@ package backup
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,8 +84,9 @@ func (s *tidbServer) access(t *testing.T) *v1alpha1.TiDBAccessConfig {
 	return &v1alpha1.TiDBAccessConfig{Host: host, Port: int32(p), User: "bk", SecretName: "tidb-secret"}
 }
 
-// TestGCLifeTimeAroundBackupAndRestoreJobs: a BR Backup with spec.from and
-// tikvGCLifeTime 96h, run through the controller's backup-<name> Job, has
+// TestGCLifeTimeAroundBackupAndRestoreJobs: a BR Backup with spec.from,
+// tikvGCLifeTime 96h and useKMS (its Job gets v1.6's AWS_DEFAULT_REGION, the
+// S3 region), run through the controller's backup-<name> Job, has
 // the backup-manager raise the stand-in TiDB's 10m0s tikv_gc_life_time to
 // 96h around BR and put it back, and ends Complete; the Restore of it with
 // spec.to and no tikvGCLifeTime raises it to v1.6's 72h around BR's restore
@@ -96,8 +98,18 @@ func TestGCLifeTimeAroundBackupAndRestoreJobs(t *testing.T) {
 	f.createBackup(t, "gc", f.srv.provider("cluster-a/gc"), func(b *v1alpha1.Backup) {
 		b.Spec.From = tidb.access(t)
 		b.Spec.TikvGCLifeTime = ptrTo("96h")
+		b.Spec.UseKMS = true
 	})
-	code, out := f.runJob(t, f.waitJob(t, "backup-gc"))
+	job := f.waitJob(t, "backup-gc")
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "AWS_DEFAULT_REGION" && e.Value != "us-east-1" {
+			t.Errorf("Job backup-gc's AWS_DEFAULT_REGION = %q, want the S3 region us-east-1 (useKMS)", e.Value)
+		}
+	}
+	if !slices.ContainsFunc(job.Spec.Template.Spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == "AWS_DEFAULT_REGION" }) {
+		t.Errorf("Job backup-gc has no AWS_DEFAULT_REGION although useKMS is set")
+	}
+	code, out := f.runJob(t, job)
 	if code != 0 {
 		t.Fatalf("Job backup-gc's command exited %d:\n%s", code, out)
 	}

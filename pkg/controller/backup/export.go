@@ -10,7 +10,7 @@ import (
 // NAMESPACE and POD_NAME from the downward API, then the storage
 // credentials from their Secrets (none for IAM and local storage). Pure;
 // the CompactBackup Job shares it.
-func StorageEnv(sp v1alpha1.StorageProvider) []corev1.EnvVar { return jobEnv(sp) }
+func StorageEnv(sp v1alpha1.StorageProvider) []corev1.EnvVar { return jobEnv(sp, false) }
 
 // StorageVolumes returns the volumes of sp a Job's pod needs and their
 // mounts: the local storage volume and the GCS key Secret (mounted where
