@@ -223,3 +223,29 @@ func TestRestoreGCLifeTimeDance(t *testing.T) {
 		t.Errorf("without spec.to: GC life time while BR ran %q, log:\n%s", s, out)
 	}
 }
+
+// TestGCLifeTimeResetFailureFailsTheBackup: when the GC life time cannot be
+// put back after BR succeeded, the backup is Failed with
+// ResetTikvGCLifeTimeFailed, as v1.6's.
+func TestGCLifeTimeResetFailureFailsTheBackup(t *testing.T) {
+	t.Parallel()
+	b := s3Backup()
+	b.Spec.From = useTiDB(t, "10m0s")
+	// BR succeeds, but takes TiDB's table away before the reset.
+	tool := script(t, "mariadb --no-defaults -S "+tidb.Socket+" -u root -e 'RENAME TABLE mysql.tidb TO mysql.tidb_away' || exit 9\necho '"+summaryLine+"'")
+	t.Cleanup(func() {
+		db, err := tidb.Admin()
+		if err == nil {
+			_, _ = db.Exec("RENAME TABLE mysql.tidb_away TO mysql.tidb")
+			_ = db.Close()
+		}
+	})
+	m, out := newTestManager(t, newFakeBucket(map[string]int64{"p/backupmeta": 1}), tool, b)
+	if err := m.Backup(t.Context()); !errors.Is(err, ErrFailed) {
+		t.Fatalf("Backup = %v, want ErrFailed\n%s", err, out)
+	}
+	got := getBackup(t, m)
+	if c := condition.GetBackupCondition(&got.Status, v1alpha1.BackupFailed); c == nil || c.Reason != ReasonResetGCLifeTime || condition.IsBackupComplete(got) {
+		t.Errorf("Failed = %+v (Complete %v), want %s", c, condition.IsBackupComplete(got), ReasonResetGCLifeTime)
+	}
+}
