@@ -32,7 +32,7 @@ var Restore = slices.Concat(
 		return &r.Spec.PitrFullBackupStorageProvider
 	}),
 	[]Field[v1alpha1.Restore]{
-		restoreField("spec.backoffRetryPolicy", "a failed restore is not retried",
+		restoreField("spec.backoffRetryPolicy", "a failed restore is not retried (v1.6's Restore has no backoffRetryPolicy either)",
 			func(s *v1alpha1.RestoreSpec) bool { return s.BackoffRetryPolicy != (v1alpha1.BackoffRetryPolicy{}) },
 			func(s *v1alpha1.RestoreSpec) { s.BackoffRetryPolicy.MaxRetryTimes = 3 }),
 		restoreField("spec.useKMS", kmsPassword, func(s *v1alpha1.RestoreSpec) bool { return s.UseKMS && s.To != nil },
