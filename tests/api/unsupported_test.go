@@ -40,6 +40,7 @@ metadata: {name: kms}
 spec:
   br: {cluster: named}
   useKMS: true
+  from: {host: named-tidb, secretName: tidb-secret}
   s3: {provider: aws, bucket: b, prefix: p}
 `
 	registryInitializer = `apiVersion: pingcap.com/v1alpha1

@@ -281,16 +281,18 @@ func TestExportAndImport(t *testing.T) {
 	f := newFixture(t)
 	ctx := f.env.Ctx
 	srv := startS3(t, ctx)
-	if _, err := f.env.Kube.CoreV1().Secrets(f.env.Namespace).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "tidb-secret"}, Data: map[string][]byte{"password": []byte("pw")}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	tidb := startTiDB(t, f, "10m0s")
 	f.createBackup(t, "dump", srv.provider("cluster-a/dump"), func(b *v1alpha1.Backup) {
 		b.Spec.BR = nil
-		b.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "basic-tidb", SecretName: "tidb-secret"}
+		b.Spec.From = tidb.access(t)
 	})
-	if code, out := f.runManager(t, nil, "export", "--namespace="+f.env.Namespace, "--backupName=dump"); code != 0 {
+	code, out := f.runManager(t, nil, "export", "--namespace="+f.env.Namespace, "--backupName=dump")
+	if code != 0 {
 		t.Fatalf("export exited %d:\n%s", code, out)
+	}
+	// v1.6's GC life-time dance around the dump (72h by default).
+	if !strings.Contains(out, "set tikv_gc_life_time of 127.0.0.1 to 72h") || tidb.gcLifeTime(t) != "10m0s" {
+		t.Errorf("the export did not raise tikv_gc_life_time and put it back:\n%s", out)
 	}
 	b := f.backup(t, "dump")
 	objs := srv.list(t, ctx, "cluster-a/dump/")
@@ -307,7 +309,7 @@ func TestExportAndImport(t *testing.T) {
 	if _, err := f.client.PingcapV1alpha1().Restores(f.env.Namespace).Create(ctx, r, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	code, out := f.runManager(t, nil, "import", "--namespace="+f.env.Namespace, "--restoreName=load")
+	code, out = f.runManager(t, nil, "import", "--namespace="+f.env.Namespace, "--restoreName=load")
 	if code != 0 {
 		t.Fatalf("import exited %d:\n%s", code, out)
 	}

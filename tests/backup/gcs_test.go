@@ -176,9 +176,9 @@ func gcsProvider(prefix string) v1alpha1.StorageProvider {
 // (fake-gcs-server) through the controller's own Jobs: the backup Job's
 // command line, run as its pod would, makes the stand-in br write into the
 // bucket with the GCS options on its command line, and the Backup ends
-// Complete at gcs://<bucket>/<prefix> with the size summed from the bucket
-// (bucketAcl and location, which only matter for creating a bucket, are
-// named in a Warning Unsupported);
+// Complete at gcs://<bucket>/<prefix> with the size summed from the bucket,
+// not Unsupported (the Job's env carries bucketAcl, location, objectAcl and
+// storageClass under v1.6's names);
 // a Restore from it completes; deleting the Backup (cleanPolicy Delete)
 // gets the clean Job, which empties exactly its prefix.
 func TestGCSBackupRestoreAndCleanThroughJobs(t *testing.T) {
@@ -204,6 +204,13 @@ func TestGCSBackupRestoreAndCleanThroughJobs(t *testing.T) {
 	if env["GCS_PROJECT_ID"] != gcsProject || env["GOOGLE_APPLICATION_CREDENTIALS"] == "" {
 		t.Errorf("Job backup-gcs env %v lacks GCS_PROJECT_ID=%s and GOOGLE_APPLICATION_CREDENTIALS", env, gcsProject)
 	}
+	// v1.6's env of the bucket and object fields.
+	for k, want := range map[string]string{"GCS_BUCKET_ACL": "private", "GCS_LOCATION": "us-west1",
+		"GCS_OBJECT_ACL": "bucketOwnerFullControl", "GCS_STORAGE_CLASS": "NEARLINE"} {
+		if env[k] != want {
+			t.Errorf("Job backup-gcs env %s = %q, want %q", k, env[k], want)
+		}
+	}
 	if code, out := f.runJob(t, job); code != 0 {
 		t.Fatalf("Job backup-gcs's command exited %d:\n%s", code, out)
 	}
@@ -226,20 +233,11 @@ func TestGCSBackupRestoreAndCleanThroughJobs(t *testing.T) {
 			t.Errorf("br args %v lack %q", args, want)
 		}
 	}
-	framework.WaitFor(t, ctx, jobTimeout, "a Warning Unsupported names only gcs.bucketAcl and gcs.location", func(ctx context.Context) (bool, error) {
-		evs, err := f.env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=gcs,reason=Unsupported"})
-		if err != nil {
-			return false, err
+	for _, c := range b.Status.Conditions {
+		if string(c.Type) == "Unsupported" && c.Status == corev1.ConditionTrue {
+			t.Errorf("the GCS Backup is Unsupported: %s", c.Message)
 		}
-		for _, e := range evs.Items {
-			m := e.Message
-			if strings.Contains(m, "spec.gcs.bucketAcl") && strings.Contains(m, "spec.gcs.location") &&
-				!strings.Contains(m, "objectAcl") && !strings.Contains(m, "storageClass") && !strings.Contains(m, "projectId") {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	}
 
 	r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: ns},
 		Spec: v1alpha1.RestoreSpec{StorageProvider: gcsProvider("cluster-a/gcs-1"), BR: &v1alpha1.BRConfig{Cluster: "basic"}}}

@@ -43,8 +43,9 @@ func checkpoint(t *testing.T, b *v1alpha1.Backup) uint64 {
 // through start → status → pause → status → resume → status → stop, each
 // step a backup-manager run against the stand-in br (whose task state
 // stands in for PD's etcd): the phase is Paused after pause, Running after
-// resume and Stopped after stop, never Failed; logCheckpointTs appears,
-// holds (and is not rewritten) while paused, and advances once resumed.
+// resume and Stopped after stop, never Failed; logCheckpointTs appears
+// with timeSynced, holds (and is not rewritten) while paused, and advances
+// once resumed.
 func TestLogBackupPauseResumeStop(t *testing.T) {
 	f := newFixture(t)
 	srv := startS3(t, f.env.Ctx)
@@ -53,9 +54,13 @@ func TestLogBackupPauseResumeStop(t *testing.T) {
 		b.Spec.CommitTs = "449000000000000000"
 	})
 	f.logStep(t, "log-start")
-	first := checkpoint(t, f.logStep(t, "log-status"))
+	synced := f.logStep(t, "log-status")
+	first := checkpoint(t, synced)
 	if first <= 449000000000000000 {
 		t.Fatalf("logCheckpointTs %d did not appear past the start TSO", first)
+	}
+	if synced.Status.TimeSynced == nil {
+		t.Errorf("status.timeSynced not written with the checkpoint: %+v", synced.Status)
 	}
 
 	b := f.logStep(t, "log-pause")

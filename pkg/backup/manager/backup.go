@@ -59,14 +59,47 @@ func (m *Manager) Backup(ctx context.Context) error {
 		})); err != nil {
 		return err
 	}
-	res, err := m.runTool(ctx, m.brPath(), args)
-	if err != nil {
-		return m.failBackup(ctx, ReasonToolFailed, err, res.failure())
-	}
 	if m.Opts.Mode == string(v1alpha1.BackupModeLog) {
+		res, err := m.runTool(ctx, m.brPath(), args)
+		if err != nil {
+			return m.failBackup(ctx, ReasonToolFailed, err, res.failure())
+		}
 		return m.completeLog(ctx, b)
 	}
+	res, err := m.runGuarded(ctx, b.Spec.From, b.Spec.TikvGCLifeTime, m.brPath(), args, m.failBackup)
+	if err != nil {
+		return err
+	}
 	return m.completeSnapshot(ctx, loc, res)
+}
+
+// failFunc records a failure with reason, cause and the tool's last lines.
+type failFunc func(ctx context.Context, reason string, cause error, detail string) error
+
+// runGuarded runs the tool inside the GC life-time dance of access
+// (raiseGCLifeTime): raised before, put back after, whatever the tool did.
+// A failed step, the tool's failure or the failed reset is recorded by fail,
+// whose error it returns.
+func (m *Manager) runGuarded(ctx context.Context, access *v1alpha1.TiDBAccessConfig, want *string,
+	tool string, args []string, fail failFunc) (toolResult, error) {
+	guard, err := m.raiseGCLifeTime(ctx, access, want)
+	if err != nil {
+		reason, cause := gcFailure(err, ReasonConnectTiDB)
+		return toolResult{}, fail(ctx, reason, cause, "")
+	}
+	res, runErr := m.runTool(ctx, tool, args)
+	if err := guard.reset(m); err != nil {
+		reason, cause := gcFailure(err, ReasonResetGCLifeTime)
+		detail := ""
+		if runErr != nil {
+			detail = "the tool failed too: " + runErr.Error()
+		}
+		return res, fail(ctx, reason, cause, detail)
+	}
+	if runErr != nil {
+		return res, fail(ctx, ReasonToolFailed, runErr, res.failure())
+	}
+	return res, nil
 }
 
 // logCommand is the log backup subcommand the conditions carry.

@@ -48,9 +48,9 @@ func (m *Manager) Export(ctx context.Context) error {
 		func(st *v1alpha1.BackupStatus) { st.TimeStarted, st.BackupPath = started, loc.URL() })); err != nil {
 		return err
 	}
-	res, err := m.runTool(ctx, toolPath(m.Opts.DumplingPath, "dumpling"), args)
-	if err != nil {
-		return m.failBackup(ctx, ReasonToolFailed, err, res.failure())
+	if _, err := m.runGuarded(ctx, b.Spec.From, b.Spec.TikvGCLifeTime, toolPath(m.Opts.DumplingPath, "dumpling"), args,
+		m.failBackup); err != nil {
+		return err
 	}
 	size, err := m.sizeOf(ctx, loc)
 	if err != nil {
@@ -93,7 +93,7 @@ func (m *Manager) Import(ctx context.Context) error {
 	if err != nil {
 		return m.failRestore(ctx, ReasonBuildCommand, err, "")
 	}
-	return m.runRestore(ctx, toolPath(m.Opts.LightningPath, "tidb-lightning"), args,
+	return m.runRestore(ctx, nil, toolPath(m.Opts.LightningPath, "tidb-lightning"), args,
 		func(toolResult) (string, error) { return "", nil })
 }
 

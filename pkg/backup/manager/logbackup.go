@@ -89,9 +89,10 @@ type logTaskStatus struct {
 }
 
 // syncCheckpoint runs `br log status --json` (args) and writes the task's
-// checkpoint TSO to status.logCheckpointTs when it is positive and
-// differs from the one recorded: nothing is written when it did not move.
-// It records no condition; a failed or unreadable status is an error.
+// checkpoint TSO to status.logCheckpointTs, with status.timeSynced the time
+// it was read, when it is positive, as v1.6's tracker does; a paused backup
+// is not written (tracking pauses with the phase). It records no condition;
+// a failed or unreadable status is an error.
 func (m *Manager) syncCheckpoint(ctx context.Context, args []string) error {
 	res, err := m.runTool(ctx, m.brPath(), args)
 	if err != nil {
@@ -104,12 +105,13 @@ func (m *Manager) syncCheckpoint(ctx context.Context, args []string) error {
 	if ts == 0 {
 		return nil
 	}
-	want := strconv.FormatUint(ts, 10)
+	want, synced := strconv.FormatUint(ts, 10), metav1.NewTime(m.now())
 	return m.updateBackup(ctx, func(st *v1alpha1.BackupStatus) bool {
-		if st.LogCheckpointTs == want {
-			return false
+		if st.Phase == condition.BackupPaused {
+			return false // tracking pauses with the phase, as v1.6's
 		}
 		st.LogCheckpointTs = want
+		st.TimeSynced = &synced
 		return true
 	})
 }

@@ -58,9 +58,22 @@ esac`)
 	if got.Status.LogCheckpointTs != "450000000000000009" {
 		t.Fatalf("logCheckpointTs = %q", got.Status.LogCheckpointTs)
 	}
-	if again := step("log-status"); again.ResourceVersion != got.ResourceVersion {
-		t.Errorf("an unchanged checkpoint was rewritten (rv %s → %s)", got.ResourceVersion, again.ResourceVersion)
+	if got.Status.TimeSynced == nil {
+		t.Fatalf("timeSynced not written with the checkpoint: %+v", got.Status)
 	}
+	// Every read is recorded in timeSynced, as v1.6's tracker does, even
+	// when the checkpoint did not move.
+	if again := step("log-status"); again.Status.LogCheckpointTs != got.Status.LogCheckpointTs || again.Status.TimeSynced == nil ||
+		!again.Status.TimeSynced.After(got.Status.TimeSynced.Time) {
+		t.Errorf("a second read: checkpoint %q timeSynced %v, want %q and later than %v",
+			again.Status.LogCheckpointTs, again.Status.TimeSynced, got.Status.LogCheckpointTs, got.Status.TimeSynced)
+	}
+	step("log-pause")
+	paused := getBackup(t, m)
+	if held := step("log-status"); !held.Status.TimeSynced.Equal(paused.Status.TimeSynced) {
+		t.Errorf("a paused backup's timeSynced moved: %v → %v", paused.Status.TimeSynced, held.Status.TimeSynced)
+	}
+	step("log-resume")
 
 	if err := os.WriteFile(tool+".fail", nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,9 +228,10 @@ func TestExportCompletes(t *testing.T) {
 	t.Parallel()
 	b := s3Backup()
 	b.Spec.BR = nil
-	b.Spec.From = &v1alpha1.TiDBAccessConfig{Host: "h", SecretName: "pw"}
+	b.Spec.From = useTiDB(t, "10m0s")
 	bucket := newFakeBucket(map[string]int64{"p/db.sql": 1234})
-	m, out := newTestManager(t, bucket, script(t, `echo "$@"`), b)
+	tool, seen := gcTool(t, `echo "$@"`)
+	m, out := newTestManager(t, bucket, tool, b)
 	if err := m.Export(t.Context()); err != nil {
 		t.Fatalf("Export: %v\n%s", err, out)
 	}
@@ -237,8 +239,12 @@ func TestExportCompletes(t *testing.T) {
 	if !condition.IsBackupComplete(got) || got.Status.BackupSize != 1234 || got.Status.BackupPath != "s3://bk/p" {
 		t.Errorf("status = %+v", got.Status)
 	}
-	if !strings.Contains(out.String(), "--host=h --port=4000 --user=root --password=secret --output=s3://bk/p") {
+	if !strings.Contains(out.String(), fmt.Sprintf("--host=127.0.0.1 --port=%d --user=bk --password=secret --output=s3://bk/p", b.Spec.From.Port)) {
 		t.Errorf("dumpling args:\n%s", out)
+	}
+	// v1.6's GC life-time dance around the dump: 72h by default.
+	if s, now := readSeen(t, seen), gcNow(t); s != DefaultTiKVGCLifeTime || now != "10m0s" {
+		t.Errorf("tikv_gc_life_time while dumpling ran %q, after %q", s, now)
 	}
 
 	b.Spec.From.SecretName = "absent"

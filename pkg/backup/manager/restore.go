@@ -38,7 +38,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 	if err != nil {
 		return m.failRestore(ctx, ReasonBuildCommand, err, "")
 	}
-	return m.runRestore(ctx, m.brPath(), args, func(res toolResult) (string, error) {
+	return m.runRestore(ctx, r, m.brPath(), args, func(res toolResult) (string, error) {
 		if r.Spec.Mode == v1alpha1.RestoreModePiTR {
 			return r.Spec.PitrRestoredTs, nil
 		}
@@ -50,17 +50,24 @@ func (m *Manager) Restore(ctx context.Context) error {
 	})
 }
 
-// runRestore writes Running, runs the tool and writes Complete with the
-// commitTs commitTs reads from its output, or Failed.
-func (m *Manager) runRestore(ctx context.Context, path string, args []string, commitTs func(toolResult) (string, error)) error {
+// runRestore writes Running, runs the tool (for a BR restore br, inside the
+// GC life-time dance of its spec.to) and writes Complete with the commitTs
+// commitTs reads from its output, or Failed.
+func (m *Manager) runRestore(ctx context.Context, br *v1alpha1.Restore, path string, args []string,
+	commitTs func(toolResult) (string, error)) error {
 	started := metav1.NewTime(m.now())
 	if err := m.updateRestore(ctx, m.setRestore(v1alpha1.RestoreRunning, "", "",
 		func(st *v1alpha1.RestoreStatus) { st.TimeStarted = started })); err != nil {
 		return err
 	}
-	res, err := m.runTool(ctx, path, args)
+	var access *v1alpha1.TiDBAccessConfig
+	var want *string
+	if br != nil {
+		access, want = br.Spec.To, br.Spec.TikvGCLifeTime
+	}
+	res, err := m.runGuarded(ctx, access, want, path, args, m.failRestore)
 	if err != nil {
-		return m.failRestore(ctx, ReasonToolFailed, err, res.failure())
+		return err
 	}
 	ts, err := commitTs(res)
 	if err != nil {

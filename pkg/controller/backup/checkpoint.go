@@ -20,11 +20,11 @@ const logStatus = "log-status"
 // every 5 minutes and the checkpoint in status lags by at most that.
 const checkpointPeriod = 5 * time.Minute
 
-// refreshCheckpoint keeps status.logCheckpointTs of a running log backup
-// current: the Job backup-<name>-log-status (`br log status`) runs once a
-// checkpointPeriod, its finished predecessor deleted first. The
-// backup-manager writes the checkpoint only when it moved; the controller
-// writes no status here. A paused or stopped backup is not refreshed.
+// refreshCheckpoint keeps status.logCheckpointTs (and timeSynced) of a
+// running log backup current: the Job backup-<name>-log-status (`br log
+// status`) runs once a checkpointPeriod, its finished predecessor deleted
+// first. The backup-manager writes both; the controller writes no status
+// here. A paused or stopped backup is not refreshed.
 func (c *backupControl) refreshCheckpoint(ctx context.Context, b, d *v1alpha1.Backup, tc *v1alpha1.TidbCluster) error {
 	if b.Status.Phase == v1alpha1.BackupStopped || pauseResumeDone(b, logPause) {
 		return nil

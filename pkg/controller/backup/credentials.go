@@ -26,22 +26,28 @@ var azureSecretKeys = []string{
 
 // jobEnv returns the env of every backup-manager container: NAMESPACE and
 // POD_NAME from the downward API, then the credentials of sp (none for IAM,
-// a provider without secretName, and local storage). Pure.
-func jobEnv(sp v1alpha1.StorageProvider) []corev1.EnvVar {
+// a provider without secretName, and local storage). With useKMS an S3
+// provider's region is also AWS_DEFAULT_REGION, as the TiDB Operator v1.6
+// passes it (its image then KMS-decrypts the environment); a GCS provider's
+// ACLs, location and storage class are GCS_OBJECT_ACL, GCS_BUCKET_ACL,
+// GCS_LOCATION and GCS_STORAGE_CLASS when set, v1.6's names. Pure.
+func jobEnv(sp v1alpha1.StorageProvider, useKMS bool) []corev1.EnvVar {
 	env := []corev1.EnvVar{
 		{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 	}
 	switch {
-	case sp.S3 != nil && sp.S3.SecretName != "":
-		env = append(env,
-			secretEnv("AWS_ACCESS_KEY_ID", sp.S3.SecretName, s3AccessKey, false),
-			secretEnv("AWS_SECRET_ACCESS_KEY", sp.S3.SecretName, s3SecretKey, false))
-	case sp.Gcs != nil:
-		env = append(env, corev1.EnvVar{Name: "GCS_PROJECT_ID", Value: sp.Gcs.ProjectId})
-		if sp.Gcs.SecretName != "" {
-			env = append(env, corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: gcsKeyDir + "/" + gcsCredentialKey})
+	case sp.S3 != nil:
+		if useKMS && sp.S3.Region != "" {
+			env = append(env, corev1.EnvVar{Name: "AWS_DEFAULT_REGION", Value: sp.S3.Region})
 		}
+		if sp.S3.SecretName != "" {
+			env = append(env,
+				secretEnv("AWS_ACCESS_KEY_ID", sp.S3.SecretName, s3AccessKey, false),
+				secretEnv("AWS_SECRET_ACCESS_KEY", sp.S3.SecretName, s3SecretKey, false))
+		}
+	case sp.Gcs != nil:
+		env = append(env, gcsEnv(sp.Gcs)...)
 	case sp.Azblob != nil:
 		if sp.Azblob.StorageAccount != "" {
 			env = append(env, corev1.EnvVar{Name: "AZURE_STORAGE_ACCOUNT", Value: sp.Azblob.StorageAccount})
@@ -54,6 +60,25 @@ func jobEnv(sp v1alpha1.StorageProvider) []corev1.EnvVar {
 				env = append(env, secretEnv(k, sp.Azblob.SecretName, k, true))
 			}
 		}
+	}
+	return env
+}
+
+// gcsEnv is the env of a GCS provider: GCS_PROJECT_ID, the set ones of
+// GCS_OBJECT_ACL, GCS_BUCKET_ACL, GCS_LOCATION and GCS_STORAGE_CLASS, and
+// the mounted key file's path with secretName.
+func gcsEnv(g *v1alpha1.GcsStorageProvider) []corev1.EnvVar {
+	env := []corev1.EnvVar{{Name: "GCS_PROJECT_ID", Value: g.ProjectId}}
+	for _, kv := range []struct{ name, value string }{
+		{"GCS_OBJECT_ACL", g.ObjectAcl}, {"GCS_BUCKET_ACL", g.BucketAcl},
+		{"GCS_LOCATION", g.Location}, {"GCS_STORAGE_CLASS", g.StorageClass},
+	} {
+		if kv.value != "" {
+			env = append(env, corev1.EnvVar{Name: kv.name, Value: kv.value})
+		}
+	}
+	if g.SecretName != "" {
+		env = append(env, corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: gcsKeyDir + "/" + gcsCredentialKey})
 	}
 	return env
 }

@@ -8,9 +8,10 @@ import (
 
 // StorageEnv returns the env every backup-manager container gets for sp:
 // NAMESPACE and POD_NAME from the downward API, then the storage
-// credentials from their Secrets (none for IAM and local storage). Pure;
-// the CompactBackup Job shares it.
-func StorageEnv(sp v1alpha1.StorageProvider) []corev1.EnvVar { return jobEnv(sp) }
+// credentials from their Secrets (none for IAM and local storage), and
+// with useKMS an S3 provider's AWS_DEFAULT_REGION. Pure; the CompactBackup
+// Job shares it.
+func StorageEnv(sp v1alpha1.StorageProvider, useKMS bool) []corev1.EnvVar { return jobEnv(sp, useKMS) }
 
 // StorageVolumes returns the volumes of sp a Job's pod needs and their
 // mounts: the local storage volume and the GCS key Secret (mounted where

@@ -63,6 +63,7 @@ type podOptions struct {
 	serviceAccount    string
 	resources         corev1.ResourceRequirements
 	env               []corev1.EnvVar
+	useKMS            bool // spec.useKMS: AWS_DEFAULT_REGION (jobEnv)
 	tolerations       []corev1.Toleration
 	affinity          *corev1.Affinity
 	securityContext   *corev1.PodSecurityContext
@@ -92,7 +93,7 @@ func newJob(in jobInput) *batchv1.Job {
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{backupManagerCommand},
 		Args:            in.args,
-		Env:             append(jobEnv(in.storage), in.pod.env...),
+		Env:             append(jobEnv(in.storage, in.pod.useKMS), in.pod.env...),
 		Resources:       in.pod.resources,
 		VolumeMounts:    mounts,
 	}

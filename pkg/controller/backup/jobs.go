@@ -43,7 +43,7 @@ func backupPodOptions(s *v1alpha1.BackupSpec) podOptions {
 		tolerations: s.Tolerations, affinity: s.Affinity, securityContext: s.PodSecurityContext,
 		priorityClassName: s.PriorityClassName, imagePullSecrets: s.ImagePullSecrets,
 		volumes: s.AdditionalVolumes, volumeMounts: s.AdditionalVolumeMounts,
-		automountSAToken: s.AutomountServiceAccountToken,
+		automountSAToken: s.AutomountServiceAccountToken, useKMS: s.UseKMS,
 	}
 }
 
@@ -125,7 +125,7 @@ func restorePodOptions(s *v1alpha1.RestoreSpec) podOptions {
 		tolerations: s.Tolerations, affinity: s.Affinity, securityContext: s.PodSecurityContext,
 		priorityClassName: s.PriorityClassName, imagePullSecrets: s.ImagePullSecrets,
 		volumes: s.AdditionalVolumes, volumeMounts: s.AdditionalVolumeMounts,
-		automountSAToken: s.AutomountServiceAccountToken,
+		automountSAToken: s.AutomountServiceAccountToken, useKMS: s.UseKMS,
 	}
 }
 

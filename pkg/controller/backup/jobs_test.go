@@ -64,28 +64,40 @@ func TestBackupJobPerProvider(t *testing.T) {
 		sp         v1alpha1.StorageProvider
 		wantEnv    map[string]string
 		wantMounts map[string]string
+		useKMS     bool
 	}{
+		{"s3 with useKMS: v1.6's AWS_DEFAULT_REGION", v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{Provider: "aws", Bucket: "b",
+			Region: "us-west-2", SecretName: "s3-secret"}},
+			with(map[string]string{"AWS_DEFAULT_REGION": "us-west-2", "AWS_ACCESS_KEY_ID": "s3-secret/access_key",
+				"AWS_SECRET_ACCESS_KEY": "s3-secret/secret_key"}),
+			map[string]string{"br-bin": "/var/lib/br-bin"}, true},
+		{"gcs bucket and object fields: v1.6's env", v1alpha1.StorageProvider{Gcs: &v1alpha1.GcsStorageProvider{ProjectId: "p", Bucket: "b",
+			ObjectAcl: "private", BucketAcl: "projectPrivate", Location: "us-east1", StorageClass: "NEARLINE"}},
+			with(map[string]string{"GCS_PROJECT_ID": "p", "GCS_OBJECT_ACL": "private", "GCS_BUCKET_ACL": "projectPrivate",
+				"GCS_LOCATION": "us-east1", "GCS_STORAGE_CLASS": "NEARLINE"}),
+			map[string]string{"br-bin": "/var/lib/br-bin"}, false},
 		{"s3", v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{Provider: "aws", Bucket: "b", SecretName: "s3-secret"}},
 			with(map[string]string{"AWS_ACCESS_KEY_ID": "s3-secret/access_key", "AWS_SECRET_ACCESS_KEY": "s3-secret/secret_key"}),
-			map[string]string{"br-bin": "/var/lib/br-bin"}},
-		{"s3 with IAM", v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{Provider: "aws", Bucket: "b"}},
-			with(nil), map[string]string{"br-bin": "/var/lib/br-bin"}},
+			map[string]string{"br-bin": "/var/lib/br-bin"}, false},
+		{"s3 with IAM", v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{Provider: "aws", Bucket: "b", Region: "us-west-2"}},
+			with(nil), map[string]string{"br-bin": "/var/lib/br-bin"}, false},
 		{"gcs", v1alpha1.StorageProvider{Gcs: &v1alpha1.GcsStorageProvider{ProjectId: "p", Bucket: "b", SecretName: "gcs-secret"}},
 			with(map[string]string{"GCS_PROJECT_ID": "p", "GOOGLE_APPLICATION_CREDENTIALS": "/var/lib/gcs-key/credentials"}),
-			map[string]string{"br-bin": "/var/lib/br-bin", "gcs-credentials": "/var/lib/gcs-key"}},
+			map[string]string{"br-bin": "/var/lib/br-bin", "gcs-credentials": "/var/lib/gcs-key"}, false},
 		{"azure", v1alpha1.StorageProvider{Azblob: &v1alpha1.AzblobStorageProvider{Container: "c", SecretName: "az-secret"}},
 			with(map[string]string{"AZURE_STORAGE_ACCOUNT": "az-secret/AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY": "az-secret/AZURE_STORAGE_KEY",
 				"AZURE_CLIENT_ID": "az-secret/AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET": "az-secret/AZURE_CLIENT_SECRET",
 				"AZURE_TENANT_ID": "az-secret/AZURE_TENANT_ID", "AZURE_STORAGE_SAS_TOKEN": "az-secret/AZURE_STORAGE_SAS_TOKEN"}),
-			map[string]string{"br-bin": "/var/lib/br-bin"}},
+			map[string]string{"br-bin": "/var/lib/br-bin"}, false},
 		{"local", v1alpha1.StorageProvider{Local: local}, with(nil),
-			map[string]string{"br-bin": "/var/lib/br-bin", "nfs": "/nfs"}},
+			map[string]string{"br-bin": "/var/lib/br-bin", "nfs": "/nfs"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := validBackup()
 			b.Spec.StorageProvider = tc.sp
+			b.Spec.UseKMS = tc.useKMS
 			j := newBackupJob(defaulted(b), cluster(), testImage, 0)
 			expectBackupJobFrame(t, j)
 			if diff := cmp.Diff(tc.wantEnv, envOf(j)); diff != "" {
@@ -315,4 +327,19 @@ func TestExportImportClientTLS(t *testing.T) {
 func resourceQuantity(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
+}
+
+// TestRestoreJobUseKMS: a Restore's useKMS gives its Job v1.6's
+// AWS_DEFAULT_REGION (the S3 region); without it there is none.
+func TestRestoreJobUseKMS(t *testing.T) {
+	t.Parallel()
+	r := validRestore(v1alpha1.RestoreModeSnapshot)
+	r.Spec.S3.Region = "eu-west-1"
+	if _, ok := envOf(newRestoreJob(r, cluster(), testImage))["AWS_DEFAULT_REGION"]; ok {
+		t.Errorf("AWS_DEFAULT_REGION without useKMS")
+	}
+	r.Spec.UseKMS = true
+	if got := envOf(newRestoreJob(r, cluster(), testImage))["AWS_DEFAULT_REGION"]; got != "eu-west-1" {
+		t.Errorf("AWS_DEFAULT_REGION = %q, want eu-west-1", got)
+	}
 }

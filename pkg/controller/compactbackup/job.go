@@ -65,7 +65,7 @@ func newCompactJob(cb *v1alpha1.CompactBackup, tc *v1alpha1.TidbCluster, image s
 		Name: "backup-manager", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:      []string{"/backup-manager"},
 		Args:         []string{"compact", "--namespace=" + cb.Namespace, "--resourceName=" + cb.Name},
-		Env:          overrideEnv(backup.StorageEnv(s.StorageProvider), s.Env),
+		Env:          overrideEnv(backup.StorageEnv(s.StorageProvider, s.UseKMS), s.Env),
 		VolumeMounts: slices.Clone(mounts), Resources: s.Resources,
 	}
 	pod := corev1.PodSpec{

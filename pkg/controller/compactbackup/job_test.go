@@ -99,3 +99,25 @@ func TestWithTag(t *testing.T) {
 }
 
 func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// TestCompactJobUseKMS: useKMS gives the Job v1.6's AWS_DEFAULT_REGION
+// (the S3 region); without it there is none.
+func TestCompactJobUseKMS(t *testing.T) {
+	t.Parallel()
+	region := func(cb *v1alpha1.CompactBackup) (string, bool) {
+		for _, e := range newCompactJob(cb, cluster(), testImage).Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "AWS_DEFAULT_REGION" {
+				return e.Value, true
+			}
+		}
+		return "", false
+	}
+	cb := compact()
+	if _, ok := region(cb); ok {
+		t.Error("AWS_DEFAULT_REGION without useKMS")
+	}
+	cb.Spec.UseKMS = true
+	if got, _ := region(cb); got != "us-west-2" {
+		t.Errorf("AWS_DEFAULT_REGION = %q, want us-west-2", got)
+	}
+}

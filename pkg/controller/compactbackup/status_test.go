@@ -28,7 +28,7 @@ func TestInvalidThenFixed(t *testing.T) {
 	if wrote, err := syncConditions(ctx, f.deps.Clientset, cb, invalidMessage(cb), "", now); err != nil || wrote {
 		t.Fatalf("the same verdict again: wrote %v err %v, want no write", wrote, err)
 	}
-	cb.Spec.UseKMS = true
+	cb.Spec.BR.DB = "test"
 	wrote, err = syncConditions(ctx, f.deps.Clientset, cb, "", unsupportedMessage(cb), now)
 	cb = f.stored(t)
 	if err != nil || !wrote || cb.Status.State != "" || cb.Status.Message != "" || invalidMessage(cb) != "" ||

@@ -361,6 +361,11 @@ type BackupStatus struct {
 	// LogCheckpointTs is the log backup's checkpoint TSO.
 	// +optional
 	LogCheckpointTs string `json:"logCheckpointTs,omitempty"`
+	// TimeSynced is when logCheckpointTs was last read from BR while the log
+	// backup ran.
+	// +optional
+	// +nullable
+	TimeSynced *metav1.Time `json:"timeSynced,omitempty"`
 	// Phase is the last condition type reached.
 	// +optional
 	Phase BackupConditionType `json:"phase,omitempty"`

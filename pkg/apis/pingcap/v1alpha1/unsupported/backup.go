@@ -12,6 +12,10 @@ import (
 // refused.
 const volumeSnapshot = "volume-snapshot backups and restores are not run by this operator version"
 
+// Why of useKMS with a TiDB login: the Job gets v1.6's AWS_DEFAULT_REGION,
+// but the backup-manager reads the password Secret as it is.
+const kmsPassword = "the TiDB password of spec.from/spec.to is not KMS-decrypted (the Job gets AWS_DEFAULT_REGION as v1.6's)"
+
 // Backup lists the Backup fields nothing acts on yet.
 var Backup = slices.Concat(
 	backupSpecFields("spec", func(b *v1alpha1.Backup) *v1alpha1.BackupSpec { return &b.Spec }),
@@ -24,14 +28,18 @@ var Restore = slices.Concat(
 	storageFields("spec.pitrFullBackupStorageProvider", func(r *v1alpha1.Restore) *v1alpha1.StorageProvider {
 		return &r.Spec.PitrFullBackupStorageProvider
 	}),
+	pitrGCSFields("spec.pitrFullBackupStorageProvider", func(r *v1alpha1.Restore) *v1alpha1.StorageProvider {
+		return &r.Spec.PitrFullBackupStorageProvider
+	}),
 	[]Field[v1alpha1.Restore]{
-		restoreField("spec.tikvGCLifeTime", "", func(s *v1alpha1.RestoreSpec) bool { return s.TikvGCLifeTime != nil },
-			func(s *v1alpha1.RestoreSpec) { s.TikvGCLifeTime = ptr("72h") }),
-		restoreField("spec.backoffRetryPolicy", "a failed restore is not retried",
+		restoreField("spec.backoffRetryPolicy", "a failed restore is not retried (v1.6's Restore has no backoffRetryPolicy either)",
 			func(s *v1alpha1.RestoreSpec) bool { return s.BackoffRetryPolicy != (v1alpha1.BackoffRetryPolicy{}) },
 			func(s *v1alpha1.RestoreSpec) { s.BackoffRetryPolicy.MaxRetryTimes = 3 }),
-		restoreField("spec.useKMS", "", func(s *v1alpha1.RestoreSpec) bool { return s.UseKMS },
-			func(s *v1alpha1.RestoreSpec) { s.UseKMS = true }),
+		restoreField("spec.useKMS", kmsPassword, func(s *v1alpha1.RestoreSpec) bool { return s.UseKMS && s.To != nil },
+			func(s *v1alpha1.RestoreSpec) {
+				s.UseKMS = true
+				s.To = &v1alpha1.TiDBAccessConfig{Host: "tidb", SecretName: "s"}
+			}),
 		restoreField("spec.federalVolumeRestorePhase", volumeSnapshot,
 			func(s *v1alpha1.RestoreSpec) bool { return s.FederalVolumeRestorePhase != "" },
 			func(s *v1alpha1.RestoreSpec) { s.FederalVolumeRestorePhase = "restore-volume" }),
@@ -103,9 +111,11 @@ func backupSpecFields[T any](prefix string, get func(*T) *v1alpha1.BackupSpec) [
 			Example: func(obj *T) { example(get(obj)) }}
 	}
 	return []Field[T]{
-		f("tikvGCLifeTime", "", func(s *v1alpha1.BackupSpec) bool { return s.TikvGCLifeTime != nil },
-			func(s *v1alpha1.BackupSpec) { s.TikvGCLifeTime = ptr("72h") }),
-		f("useKMS", "", func(s *v1alpha1.BackupSpec) bool { return s.UseKMS }, func(s *v1alpha1.BackupSpec) { s.UseKMS = true }),
+		f("useKMS", kmsPassword, func(s *v1alpha1.BackupSpec) bool { return s.UseKMS && s.From != nil },
+			func(s *v1alpha1.BackupSpec) {
+				s.UseKMS = true
+				s.From = &v1alpha1.TiDBAccessConfig{Host: "tidb", SecretName: "s"}
+			}),
 		f("cleanOption.snapshotsDeleteRatio", volumeSnapshot,
 			func(s *v1alpha1.BackupSpec) bool {
 				return s.CleanOption != nil && s.CleanOption.SnapshotsDeleteRatio != 0
@@ -134,15 +144,26 @@ func storageFields[T any](prefix string, get func(*T) *v1alpha1.StorageProvider)
 				get(obj).S3 = &v1alpha1.S3StorageProvider{Bucket: "b", Options: []string{"--s3-acl=private"}}
 			},
 		},
+	}
+}
+
+// Why of the GCS bucket fields of a Restore's PiTR full-backup storage.
+const pitrGCSBucket = "the Job's GCS_BUCKET_ACL and GCS_LOCATION are its spec.gcs's, as v1.6's"
+
+// pitrGCSFields are the GCS bucket fields of a Restore's
+// pitrFullBackupStorageProvider, which no Job env carries (v1.6 passes
+// those of spec.gcs only).
+func pitrGCSFields(prefix string, get func(*v1alpha1.Restore) *v1alpha1.StorageProvider) []Field[v1alpha1.Restore] {
+	return []Field[v1alpha1.Restore]{
 		{
-			Path: prefix + ".gcs.bucketAcl", Why: "no bucket is created",
-			Set:     func(obj *T) bool { p := get(shallow(obj)); return p.Gcs != nil && p.Gcs.BucketAcl != "" },
-			Example: func(obj *T) { get(obj).Gcs = &v1alpha1.GcsStorageProvider{BucketAcl: "private"} },
+			Path: prefix + ".gcs.bucketAcl", Why: pitrGCSBucket,
+			Set:     func(r *v1alpha1.Restore) bool { p := get(r); return p.Gcs != nil && p.Gcs.BucketAcl != "" },
+			Example: func(r *v1alpha1.Restore) { get(r).Gcs = &v1alpha1.GcsStorageProvider{BucketAcl: "private"} },
 		},
 		{
-			Path: prefix + ".gcs.location", Why: "no bucket is created",
-			Set:     func(obj *T) bool { p := get(shallow(obj)); return p.Gcs != nil && p.Gcs.Location != "" },
-			Example: func(obj *T) { get(obj).Gcs = &v1alpha1.GcsStorageProvider{Location: "us"} },
+			Path: prefix + ".gcs.location", Why: pitrGCSBucket,
+			Set:     func(r *v1alpha1.Restore) bool { p := get(r); return p.Gcs != nil && p.Gcs.Location != "" },
+			Example: func(r *v1alpha1.Restore) { get(r).Gcs = &v1alpha1.GcsStorageProvider{Location: "us"} },
 		},
 	}
 }

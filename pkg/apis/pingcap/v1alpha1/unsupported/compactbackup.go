@@ -14,10 +14,6 @@ const compactBR = "a compaction reads only br.cluster and br.clusterNamespace, f
 // CompactBackup lists the CompactBackup fields nothing acts on.
 var CompactBackup = slices.Concat(
 	storageFields("spec", func(cb *v1alpha1.CompactBackup) *v1alpha1.StorageProvider { return &cb.Spec.StorageProvider }),
-	[]Field[v1alpha1.CompactBackup]{
-		compactField("spec.useKMS", "", func(s *v1alpha1.CompactSpec) bool { return s.UseKMS },
-			func(s *v1alpha1.CompactSpec) { s.UseKMS = true }),
-	},
 	compactBRFields(),
 )
 
