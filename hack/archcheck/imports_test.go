@@ -1,4 +1,4 @@
-// Package archcheck holds the test that keeps docs/arch.md's package table
+// Package archcheck holds the test that keeps docs/design/packages.md's package table
 // true: every package of pkg/ and cmd/ is named by a row, and imports only
 // the packages of ours its row allows.
 package archcheck
@@ -33,7 +33,7 @@ type row struct {
 
 func TestPackageImportsMatchArchDoc(t *testing.T) {
 	t.Parallel()
-	rows := readTable(t, "../../docs/arch.md")
+	rows := readTable(t, "../../docs/design/packages.md")
 	pkgs := listPackages(t, "../..")
 	if len(pkgs) < 20 {
 		t.Fatalf("found only %d packages; is the repository root right?", len(pkgs))
@@ -41,12 +41,12 @@ func TestPackageImportsMatchArchDoc(t *testing.T) {
 	for _, pkg := range pkgs {
 		r, ok := rowOf(rows, pkg.path)
 		if !ok {
-			t.Errorf("%s: no row of docs/arch.md's package table names it", pkg.path)
+			t.Errorf("%s: no row of docs/design/packages.md's package table names it", pkg.path)
 			continue
 		}
 		for _, imp := range pkg.imports {
 			if imp != pkg.path && r.checked && !matchesAny(r.allowed, imp) {
-				t.Errorf("%s imports %s, which its row in docs/arch.md does not allow", pkg.path, imp)
+				t.Errorf("%s imports %s, which its row in docs/design/packages.md does not allow", pkg.path, imp)
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func readTable(t *testing.T, path string) []row {
 	text := string(raw)
 	start := strings.Index(text, "## Packages")
 	if start < 0 {
-		t.Fatal("docs/arch.md has no ## Packages section")
+		t.Fatal("docs/design/packages.md has no ## Packages section")
 	}
 	text = text[start:]
 	if end := strings.Index(text[1:], "\n## "); end >= 0 {
@@ -105,7 +105,7 @@ func readTable(t *testing.T, path string) []row {
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
-		t.Fatal("no rows parsed from docs/arch.md's package table")
+		t.Fatal("no rows parsed from docs/design/packages.md's package table")
 	}
 	return rows
 }
