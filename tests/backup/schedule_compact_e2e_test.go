@@ -107,15 +107,17 @@ func TestScheduleCompactsItsLogBackupAndKeepsTwoCompactions(t *testing.T) {
 		framework.Observef(ctx, "live %v, want %v", live, kept)
 		return slices.Equal(live, kept), nil
 	})
-	got, err := f.client.PingcapV1alpha1().BackupSchedules(ns).Get(ctx, bs.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := got.Status
-	if st.LastCompact != created[2] || st.LastCompactExecutionTs == nil || st.LastCompactProgress == nil ||
-		st.LastCompactProgress.Before(st.LogBackupStartTs) {
-		t.Errorf("status %+v, want lastCompact %s with its execution time and progress", st, created[2])
-	}
+	framework.WaitFor(t, ctx, jobTimeout, "the status names the last compaction and its progress", func(ctx context.Context) (bool, error) {
+		got, err := f.client.PingcapV1alpha1().BackupSchedules(ns).Get(ctx, bs.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		st := got.Status
+		framework.Observef(ctx, "status %+v", st)
+		return st.LastCompact == created[2] && st.LastCompactExecutionTs != nil &&
+			st.LastCompactExecutionTs.Equal(&metav1.Time{Time: t0.Add(4 * time.Minute)}) &&
+			st.LastCompactProgress != nil && !st.LastCompactProgress.Before(st.LogBackupStartTs), nil
+	})
 	evs, err := f.env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + bs.Name})
 	if err != nil {
 		t.Fatal(err)

@@ -98,6 +98,11 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [backupschedules/status]
   verbs: [patch]
+# A schedule about to create a CompactBackup reads its own status live (get), in case the cache has
+# not seen the status write of the sync that created the last one.
+- apiGroups: [pingcap.com]
+  resources: [backupschedules]
+  verbs: [get]
 - apiGroups: [pingcap.com]
   resources: [backupschedules/finalizers]
   verbs: [update]

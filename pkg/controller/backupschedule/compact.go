@@ -97,7 +97,28 @@ func (c *Control) syncCompact(ctx context.Context, s *syncState) error {
 		s.wakeAt(w.Wake)
 		return nil
 	}
+	if behind, err := c.statusBehind(ctx, bs); err != nil || behind {
+		return err
+	}
 	return c.createCompact(ctx, s, newCompactBackup(bs, template, lb, w, s.now))
+}
+
+// statusBehind reports whether the API server's copy of bs records another
+// last compaction than the cached bs: the cache has not seen the status
+// write of the sync that created it. A CompactBackup is named by the time
+// it is created, so creating from a stale status would start a second one
+// (the status update wakes the schedule again). One GET per compaction.
+func (c *Control) statusBehind(ctx context.Context, bs *v1alpha1.BackupSchedule) (bool, error) {
+	live, err := c.client.PingcapV1alpha1().BackupSchedules(bs.Namespace).Get(ctx, bs.Name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("get BackupSchedule %s/%s: %w", bs.Namespace, bs.Name, err)
+	}
+	behind := live.Status.LastCompact != bs.Status.LastCompact
+	if behind {
+		klog.FromContext(ctx).V(2).Info("cached status behind, compaction decided on the next sync", "backupSchedule", klog.KObj(bs),
+			"cached", bs.Status.LastCompact, "live", live.Status.LastCompact)
+	}
+	return behind, nil
 }
 
 // logCheckpoint reads lb's status.logCheckpointTs as a time; false when it

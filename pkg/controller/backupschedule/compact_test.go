@@ -366,3 +366,22 @@ func hasCompact(cbs []v1alpha1.CompactBackup, name string) bool {
 	}
 	return false
 }
+
+func TestStaleCachedStatusCreatesNoSecondCompaction(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	bs := newCompactingSchedule(epoch.Add(-5 * time.Hour))
+	f.seedLogBackup(bs, epoch)
+	live := bs.DeepCopy()
+	// The API server has the status of the sync that created the last
+	// CompactBackup; the cache (bs) has not seen it yet.
+	live.Status.LastCompact = "compact-bs-2025-12-31t23-59-59"
+	live.Status.LastCompactExecutionTs = timePtr(epoch.Add(-time.Second))
+	f.seedSchedule(live)
+	if _, err := f.sync(bs); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.compacts()); n != 0 {
+		t.Fatalf("created %d CompactBackups from a stale status, want none", n)
+	}
+}
