@@ -4,7 +4,6 @@ package backup
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,19 +12,40 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 )
 
+// compactingScheduleYAML is a BackupSchedule with log compaction as a TiDB
+// Operator v1.6 user writes it (endpoint filled in; every storage the same
+// S3 bucket).
+const compactingScheduleYAML = `apiVersion: pingcap.com/v1alpha1
+kind: BackupSchedule
+metadata:
+  name: compacting
+spec:
+  schedule: "@yearly"
+  maxBackups: 2
+  compactInterval: "1m"
+  backupTemplate:
+    br: {cluster: basic}
+    s3: {provider: minio, secretName: s3-secret, region: us-east-1, bucket: backups, prefix: snaps, endpoint: %[1]s, forcePathStyle: true}
+  logBackupTemplate:
+    br: {cluster: basic}
+    s3: {provider: minio, secretName: s3-secret, region: us-east-1, bucket: backups, prefix: logs, endpoint: %[1]s, forcePathStyle: true}
+  compactBackupTemplate:
+    concurrency: 2
+    maxRetryTimes: 1
+    s3: {provider: minio, secretName: s3-secret, region: us-east-1, bucket: backups, prefix: logs, endpoint: %[1]s, forcePathStyle: true}
+`
+
 // TestScheduleCompactsItsLogBackupAndKeepsTwoCompactions: a BackupSchedule
-// with a log backup, a compactBackupTemplate (its own S3 storage, as v1.6
-// users write it), compactInterval 1m and maxBackups 2, run by the real
+// applied as v1.6 YAML, with a log backup, a compactBackupTemplate (its own
+// S3 storage, as v1.6 users write it), compactInterval 1m and maxBackups 2, run by the real
 // BackupSchedule and CompactBackup controllers whose clock the test moves.
 // Each minute the test advances the log backup's checkpoint (standing in
 // for the checkpoint tracker); the schedule then creates one CompactBackup
@@ -40,22 +60,8 @@ func TestScheduleCompactsItsLogBackupAndKeepsTwoCompactions(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	startClockedOperator(t, f, clk)
 
-	logStorage := f.srv.provider("logs")
-	tmpl, err := json.Marshal(map[string]any{"concurrency": 2, "maxRetryTimes": 1, "s3": logStorage.S3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs, err := f.client.PingcapV1alpha1().BackupSchedules(ns).Create(ctx, &v1alpha1.BackupSchedule{
-		ObjectMeta: metav1.ObjectMeta{Name: "compacting"},
-		Spec: v1alpha1.BackupScheduleSpec{
-			Schedule: "@yearly", MaxBackups: ptr.To[int32](2), CompactInterval: ptr.To("1m"),
-			BackupTemplate:        v1alpha1.BackupSpec{BR: &v1alpha1.BRConfig{Cluster: "basic"}, StorageProvider: f.srv.provider("snaps")},
-			LogBackupTemplate:     &v1alpha1.BackupSpec{BR: &v1alpha1.BRConfig{Cluster: "basic"}, StorageProvider: logStorage},
-			CompactBackupTemplate: &runtime.RawExtension{Raw: tmpl},
-		}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	framework.ApplyYAML(t, ctx, fmt.Sprintf(compactingScheduleYAML, f.srv.endpoint), ns)
+	bs := &v1alpha1.BackupSchedule{ObjectMeta: metav1.ObjectMeta{Name: "compacting"}}
 	logName := "log-" + bs.Name
 	framework.WaitFor(t, ctx, jobTimeout, "the log backup is recorded with its start", func(ctx context.Context) (bool, error) {
 		got, err := f.client.PingcapV1alpha1().BackupSchedules(ns).Get(ctx, bs.Name, metav1.GetOptions{})
