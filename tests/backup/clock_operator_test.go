@@ -22,12 +22,13 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/controller"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backup"
 	"github.com/kubetidb/tidb-operator/pkg/controller/backupschedule"
+	"github.com/kubetidb/tidb-operator/pkg/controller/compactbackup"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 )
 
 // startClockedOperator runs, in the test process and against the test's
-// API server, the operator's Backup, Restore and BackupSchedule controllers
+// API server, the operator's Backup, Restore, BackupSchedule and CompactBackup controllers
 // (the real ones, on the real informers) over Dependencies whose Clock is
 // clk, which the test moves. They watch only the test's namespace and stop
 // at test cleanup. The TidbCluster controller does not run (the fixture's
@@ -66,13 +67,18 @@ func startClockedOperator(t *testing.T, f *jobFixture, clk *clocktesting.FakeClo
 	if err != nil {
 		t.Fatal(err)
 	}
+	cb, err := compactbackup.NewController(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deps.StartInformers(ctx.Done())
 	if !deps.WaitForCacheSync(ctx.Done()) {
 		cancel()
 		t.Fatal("informer caches did not sync")
 	}
-	done := make(chan struct{}, 3)
-	for _, r := range []interface{ Run(context.Context, int) }{bk, rt, bs} {
+	runners := []interface{ Run(context.Context, int) }{bk, rt, bs, cb}
+	done := make(chan struct{}, len(runners))
+	for _, r := range runners {
 		go func() {
 			r.Run(ctx, 2)
 			done <- struct{}{}
@@ -80,7 +86,7 @@ func startClockedOperator(t *testing.T, f *jobFixture, clk *clocktesting.FakeClo
 	}
 	t.Cleanup(func() {
 		cancel()
-		for range 3 {
+		for range runners {
 			<-done
 		}
 		b.Shutdown()

@@ -98,6 +98,11 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [backupschedules/status]
   verbs: [patch]
+# A schedule about to create a CompactBackup reads its own status live (get), in case the cache has
+# not seen the status write of the sync that created the last one.
+- apiGroups: [pingcap.com]
+  resources: [backupschedules]
+  verbs: [get]
 - apiGroups: [pingcap.com]
   resources: [backupschedules/finalizers]
   verbs: [update]
@@ -107,10 +112,11 @@ and the Role in the release namespace (namespaced mode).
 # CompactBackups: cached (list/watch) and read live (get) before each status write; state, message
 # and retry records written through the status subresource (update, guarded by resourceVersion), as
 # their Job's backup-manager writes progress; their Jobs carry them as blockOwnerDeletion owner and
-# are deleted (jobs delete, below) once their CompactBackup is gone.
+# are deleted (jobs delete, below) once their CompactBackup is gone. BackupSchedules create their
+# compactions and garbage-collect old ones (create, delete).
 - apiGroups: [pingcap.com]
   resources: [compactbackups]
-  verbs: [get, list, watch]
+  verbs: [get, list, watch, create, delete]
 - apiGroups: [pingcap.com]
   resources: [compactbackups/status]
   verbs: [update]

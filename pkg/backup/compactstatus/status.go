@@ -19,7 +19,8 @@ import (
 
 // Update is one change of a CompactBackup's status; zero fields change nothing.
 type Update struct {
-	// State replaces the state when set and different.
+	// State replaces the state when set and different; Prepare never
+	// replaces Running, Complete or Failed (see latePrepare).
 	State v1alpha1.CompactState
 	// Message replaces the message when set and different.
 	Message string
@@ -36,7 +37,7 @@ type Update struct {
 // Apply merges u into st and reports whether st changed. Pure.
 func Apply(st *v1alpha1.CompactStatus, u Update) bool {
 	changed := false
-	if u.State != "" && u.State != st.State {
+	if u.State != "" && u.State != st.State && !latePrepare(u.State, st.State) {
 		st.State, changed = u.State, true
 	}
 	if u.Message != "" && u.Message != st.Message {
@@ -54,6 +55,16 @@ func Apply(st *v1alpha1.CompactStatus, u Update) bool {
 		st.BackoffRetryStatus, changed = append(st.BackoffRetryStatus, *r), true
 	}
 	return changed
+}
+
+// latePrepare reports a Prepare (the controller's record that it created
+// the Job) arriving after the Job's process already reported Running,
+// Complete or Failed: it must not roll the state back. The controller's
+// write races the Job's own when the Job starts at once. (Prepare does
+// replace RetryFailed: a Job created again after a failed create.)
+func latePrepare(next, cur v1alpha1.CompactState) bool {
+	return next == v1alpha1.CompactPrepare &&
+		(cur == v1alpha1.CompactRunning || cur == v1alpha1.CompactComplete || cur == v1alpha1.CompactFailed)
 }
 
 // greaterTSO reports whether a is a greater TSO than b (any TSO is greater

@@ -38,6 +38,22 @@ func TestApplyRules(t *testing.T) {
 	}
 }
 
+func TestLatePrepareDoesNotRollBack(t *testing.T) {
+	t.Parallel()
+	for _, cur := range []v1alpha1.CompactState{v1alpha1.CompactRunning, v1alpha1.CompactComplete, v1alpha1.CompactFailed} {
+		st := &v1alpha1.CompactStatus{State: cur}
+		if Apply(st, Update{State: v1alpha1.CompactPrepare}) || st.State != cur {
+			t.Errorf("Prepare after %s changed the state to %s", cur, st.State)
+		}
+	}
+	for _, cur := range []v1alpha1.CompactState{"", v1alpha1.CompactScheduled, v1alpha1.CompactRetryFailed} {
+		st := &v1alpha1.CompactStatus{State: cur}
+		if !Apply(st, Update{State: v1alpha1.CompactPrepare}) || st.State != v1alpha1.CompactPrepare {
+			t.Errorf("Prepare after %q left the state %s", cur, st.State)
+		}
+	}
+}
+
 // TestWriteUpdatesTheStatus writes through the status subresource and
 // writes nothing for a no-op update.
 func TestWriteUpdatesTheStatus(t *testing.T) {

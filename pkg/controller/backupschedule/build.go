@@ -162,3 +162,68 @@ func inheritSchedule(s *v1alpha1.BackupScheduleSpec, template *v1alpha1.BackupSp
 	}
 	return t
 }
+
+// compactTimeFormat renders a CompactBackup's startTs and endTs (UTC), as
+// the TiDB Operator does.
+const compactTimeFormat = "2006-01-02 15:04:05"
+
+// compactName returns the name of the CompactBackup bs creates at now:
+// "compact-<bs>-<now in UTC as TimeFormat>".
+func compactName(bs *v1alpha1.BackupSchedule, now time.Time) string {
+	return "compact-" + bs.Name + "-" + now.UTC().Format(TimeFormat)
+}
+
+// newCompactBackup builds the CompactBackup bs creates at now for the range
+// w of its log backup lb: the template with startTs and endTs, br.cluster
+// and br.clusterNamespace of the log backup when the template names no
+// cluster, and the log backup's storage when the template sets none (else
+// the template's, with the log backup's folder appended, so that it points
+// at the log files); bs's image pull secrets when the template has none.
+// Labels and owner: see newChildMeta. Pure.
+func newCompactBackup(bs *v1alpha1.BackupSchedule, template *v1alpha1.CompactSpec, lb *v1alpha1.Backup,
+	w compactRange, now time.Time) *v1alpha1.CompactBackup {
+	spec := template.DeepCopy()
+	spec.StartTs = w.Start.UTC().Format(compactTimeFormat)
+	spec.EndTs = w.End.UTC().Format(compactTimeFormat)
+	if spec.BR == nil && lb.Spec.BR != nil {
+		ns := lb.Spec.BR.ClusterNamespace
+		if ns == "" {
+			ns = bs.Namespace
+		}
+		spec.BR = &v1alpha1.BRConfig{Cluster: lb.Spec.BR.Cluster, ClusterNamespace: ns}
+	}
+	if sp := &spec.StorageProvider; sp.S3 == nil && sp.Gcs == nil && sp.Azblob == nil && sp.Local == nil {
+		spec.StorageProvider = *lb.Spec.StorageProvider.DeepCopy()
+	} else if folder := storageFolder(&lb.Spec.StorageProvider); folder != "" {
+		appendPrefix(&spec.StorageProvider, folder)
+	}
+	if len(spec.ImagePullSecrets) == 0 && len(bs.Spec.ImagePullSecrets) > 0 {
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, bs.Spec.ImagePullSecrets...)
+	}
+	return &v1alpha1.CompactBackup{ObjectMeta: newChildMeta(bs, compactName(bs, now)), Spec: *spec}
+}
+
+// storageFolder returns the last element of the prefix (or deprecated
+// path) of the provider sp sets: the folder appendPrefix gave a Backup.
+func storageFolder(sp *v1alpha1.StorageProvider) string {
+	var p string
+	switch {
+	case sp.S3 != nil:
+		p = firstNonEmpty(sp.S3.Prefix, sp.S3.Path)
+	case sp.Gcs != nil:
+		p = firstNonEmpty(sp.Gcs.Prefix, sp.Gcs.Path)
+	case sp.Azblob != nil:
+		p = firstNonEmpty(sp.Azblob.Prefix, sp.Azblob.Path)
+	case sp.Local != nil:
+		p = sp.Local.Prefix
+	}
+	p = strings.TrimSuffix(p, "/")
+	return p[strings.LastIndex(p, "/")+1:]
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

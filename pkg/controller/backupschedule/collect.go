@@ -67,8 +67,8 @@ func (r retention) why() string {
 }
 
 // truncateLogBackup moves the log backup's spec.logTruncateUntil forward to
-// the commitTs of the oldest Complete snapshot in kept. It never moves it
-// back, and leaves a value it cannot read (neither TSO nor datetime) alone.
+// the commitTs of the oldest Complete snapshot in kept, capped, when the
+// schedule compacts, by lastCompactProgress. It never moves it back, and leaves a value it cannot read (neither TSO nor datetime) alone.
 func (c *Control) truncateLogBackup(ctx context.Context, s *syncState, kept []*v1alpha1.Backup) error {
 	if s.status.LogBackup == nil {
 		return nil
@@ -76,6 +76,14 @@ func (c *Control) truncateLogBackup(ctx context.Context, s *syncState, kept []*v
 	until, ok := truncateUntil(kept)
 	if !ok {
 		return nil
+	}
+	if s.bs.Spec.CompactBackupTemplate != nil {
+		// Logs not compacted yet are kept: no truncation before the first
+		// compaction completes, and none past its progress.
+		if s.status.LastCompactProgress == nil {
+			return nil
+		}
+		until = min(until, uint64(s.status.LastCompactProgress.UnixMilli())<<v1alpha1.TSOPhysicalShift)
 	}
 	lb, err := c.backups.Backups(s.bs.Namespace).Get(*s.status.LogBackup)
 	if apierrors.IsNotFound(err) {

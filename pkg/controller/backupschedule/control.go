@@ -30,21 +30,22 @@ import (
 
 // Control runs the sync of one BackupSchedule (see Sync).
 type Control struct {
-	backups listers.BackupLister
-	client  versioned.Interface
-	clock   clock.PassiveClock
-	writes  writer
-	reports *reporter
-	unknown *controller.UnknownFieldsReporter
+	backups  listers.BackupLister
+	compacts listers.CompactBackupLister
+	client   versioned.Interface
+	clock    clock.PassiveClock
+	writes   writer
+	reports  *reporter
+	unknown  *controller.UnknownFieldsReporter
 }
 
-// NewControl returns the control over the Backup cache, the clientsets it
-// writes with (pingcap objects; Jobs), the recorder of its events and the
-// clock that says when a schedule is due.
-func NewControl(backups listers.BackupLister, client versioned.Interface, kube kubernetes.Interface,
-	recorder record.EventRecorder, clk clock.PassiveClock) *Control {
+// NewControl returns the control over the Backup and CompactBackup
+// caches, the clientsets it writes with (pingcap objects; Jobs), the
+// recorder of its events and the clock that says when a schedule is due.
+func NewControl(backups listers.BackupLister, compacts listers.CompactBackupLister, client versioned.Interface,
+	kube kubernetes.Interface, recorder record.EventRecorder, clk clock.PassiveClock) *Control {
 	return &Control{
-		backups: backups, client: client, clock: clk,
+		backups: backups, compacts: compacts, client: client, clock: clk,
 		writes:  writer{client: client, kube: kube, recorder: recorder},
 		reports: newReporter(recorder),
 		unknown: controller.NewUnknownFieldsReporter(recorder),
@@ -74,14 +75,17 @@ type syncState struct {
 //  1. validate (defaulted copy + cron.ParseStandard): an invalid spec gets
 //     one FailedValidation Warning per generation and an IgnoreError, and
 //     nothing is written (the status has no place for a condition);
-//  2. name fields accepted but not acted on (compaction) by a Warning;
+//  2. name fields accepted but not acted on by a Warning, and a
+//     compactBackupTemplate without the fields compaction needs;
 //  3. unless paused: create the log backup once, then the snapshot Backup
 //     of the latest scheduled time passed, when the last one finished (the
 //     log backup first, because a point-in-time restore needs the logs
-//     from the first snapshot on);
-//  4. garbage-collect (also when paused, and after a failed step 3,
-//     because retention must not wait for a backup to succeed) and
-//     truncate the log backup up to the oldest snapshot kept;
+//     from the first snapshot on), then the next CompactBackup of the log
+//     backup when one is due (syncCompact);
+//  4. garbage-collect Backups and CompactBackups (also when paused, and
+//     after a failed step 3, because retention must not wait for a backup
+//     to succeed) and truncate the log backup up to the oldest snapshot
+//     kept, but not past the compaction progress;
 //  5. write the status once, only if it changed.
 //
 // Errors of steps 3 to 5 are joined and returned wrapped; the worker
@@ -94,14 +98,15 @@ func (c *Control) Sync(ctx context.Context, bs *v1alpha1.BackupSchedule) (Result
 		return Result{}, err
 	}
 	c.reportUnsupported(bs)
+	c.reportCompactionIdle(bs)
 	s := &syncState{bs: bs, status: bs.Status.DeepCopy(), now: c.clock.Now(), sched: sched}
 	var errs []error
 	if bs.Spec.Pause {
 		klog.FromContext(ctx).V(2).Info("paused: no Backup is created", "backupSchedule", klog.KObj(bs))
 	} else {
-		errs = append(errs, c.syncLogBackup(ctx, s), c.syncSnapshot(ctx, s))
+		errs = append(errs, c.syncLogBackup(ctx, s), c.syncSnapshot(ctx, s), c.syncCompact(ctx, s))
 	}
-	errs = append(errs, c.collectGarbage(ctx, s))
+	errs = append(errs, c.collectGarbage(ctx, s), c.collectCompactions(ctx, s))
 	if !equality.Semantic.DeepEqual(&bs.Status, s.status) {
 		errs = append(errs, c.writes.writeStatus(ctx, bs, s.status))
 	}
@@ -151,7 +156,8 @@ func (c *Control) reportUnsupported(bs *v1alpha1.BackupSchedule) {
 }
 
 // syncLogBackup creates the log backup "log-<bs>" once, when bs has a
-// logBackupTemplate and status.logBackup is unset, and records its name.
+// logBackupTemplate and status.logBackup is unset, and records its name
+// and now as logBackupStartTs (where compactions start).
 func (c *Control) syncLogBackup(ctx context.Context, s *syncState) error {
 	if s.bs.Spec.LogBackupTemplate == nil || s.status.LogBackup != nil {
 		return nil
@@ -161,6 +167,7 @@ func (c *Control) syncLogBackup(ctx context.Context, s *syncState) error {
 		return err
 	}
 	s.status.LogBackup = &lb.Name
+	s.status.LogBackupStartTs = &metav1.Time{Time: s.now.Truncate(time.Second)}
 	return nil
 }
 

@@ -223,7 +223,7 @@ func TestInvalidScheduleIsReportedOnceAndWritesNothing(t *testing.T) {
 	}
 }
 
-func TestCompactFieldsAreNamedUnsupported(t *testing.T) {
+func TestCompactionWithoutItsCompanionsIsReportedIdle(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	bs := newSchedule("0 * * * *", epoch.Add(-time.Minute))
@@ -235,15 +235,19 @@ func TestCompactFieldsAreNamedUnsupported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var ev []string
-	for _, e := range f.events() {
-		if strings.Contains(e, ReasonUnsupported) {
-			ev = append(ev, e)
+	ev := f.events()
+	want := "spec.compactBackupTemplate is set without spec.logBackupTemplate and spec.compactInterval"
+	if !hasEvent(ev, "Warning", ReasonCompactionIdle, want) || hasEvent(ev, ReasonUnsupported) {
+		t.Fatalf("events %v, want one CompactionIdle warning naming %q and no Unsupported", ev, want)
+	}
+	var idle int
+	for _, e := range ev {
+		if strings.Contains(e, ReasonCompactionIdle) {
+			idle++
 		}
 	}
-	want := "spec.compactBackupTemplate, spec.minCompactStartTs accepted but not acted on"
-	if !hasEvent(ev, "Warning", want) || len(ev) != 1 {
-		t.Fatalf("events %v, want one Unsupported warning naming %q", ev, want)
+	if idle != 1 {
+		t.Fatalf("CompactionIdle reported %d times in two syncs, want once", idle)
 	}
 }
 

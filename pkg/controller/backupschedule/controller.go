@@ -1,14 +1,17 @@
 // Package backupschedule is the BackupSchedule controller (spec §9): on the
 // schedule's cron times it creates one snapshot Backup at a time from
 // spec.backupTemplate, creates the log backup of spec.logBackupTemplate
-// once, and garbage-collects old Backups by maxReservedTime or maxBackups,
+// once, creates CompactBackups of that log backup from
+// spec.compactBackupTemplate every compactInterval, one at a time, and
+// garbage-collects old Backups and CompactBackups by maxReservedTime or maxBackups,
 // truncating the log backup up to the oldest snapshot kept. Running the
 // Backups (Jobs, cleaning deleted Backups' data) is the Backup
 // controller's work.
 //
 // Wake-ups: each sync computes the next cron time (or Backup expiry) and
 // re-adds the schedule's key to the queue for then (AddAfter); a change of
-// one of its Backups (one finished) wakes it too, and the informer resync
+// one of its Backups (one finished, the log checkpoint moved) or
+// CompactBackups wakes it too, and the informer resync
 // is the safety net. There is no polling loop.
 package backupschedule
 
@@ -44,7 +47,7 @@ type Controller struct {
 func NewController(deps *controller.Dependencies) (*Controller, error) {
 	c := &Controller{
 		schedules: deps.BackupScheduleLister,
-		control:   NewControl(deps.BackupLister, deps.Clientset, deps.KubeClient, deps.Recorder, deps.Clock),
+		control:   NewControl(deps.BackupLister, deps.CompactBackupLister, deps.Clientset, deps.KubeClient, deps.Recorder, deps.Clock),
 	}
 	c.worker = controller.NewWorker(ControllerName, c.sync, deps.Metrics)
 	pingcap := deps.InformerFactory.Pingcap().V1alpha1()
@@ -68,6 +71,10 @@ func NewController(deps *controller.Dependencies) (*Controller, error) {
 	_, err = pingcap.Backups().Informer().AddEventHandler(controller.EnqueueOwnerHandler(c.worker, "BackupSchedule", owner))
 	if err != nil {
 		return nil, fmt.Errorf("backupschedule controller: register Backup handler: %w", err)
+	}
+	_, err = pingcap.CompactBackups().Informer().AddEventHandler(controller.EnqueueOwnerHandler(c.worker, "BackupSchedule", owner))
+	if err != nil {
+		return nil, fmt.Errorf("backupschedule controller: register CompactBackup handler: %w", err)
 	}
 	return c, nil
 }

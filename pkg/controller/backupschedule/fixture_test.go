@@ -28,7 +28,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	deps := controller.NewFakeDependencies()
-	c := NewControl(deps.BackupLister, deps.Clientset, deps.KubeClient, deps.Recorder, deps.FakeClock)
+	c := NewControl(deps.BackupLister, deps.CompactBackupLister, deps.Clientset, deps.KubeClient, deps.Recorder, deps.FakeClock)
 	return &fixture{t: t, deps: deps, control: c}
 }
 

@@ -60,6 +60,40 @@ func (w writer) createBackup(ctx context.Context, bs *v1alpha1.BackupSchedule, b
 	return created, nil
 }
 
+// createCompact creates cb for bs with a SuccessfulCreate event; the API
+// error is returned unwrapped (AlreadyExists gets no event).
+func (w writer) createCompact(ctx context.Context, bs *v1alpha1.BackupSchedule, cb *v1alpha1.CompactBackup) error {
+	_, err := w.client.PingcapV1alpha1().CompactBackups(cb.Namespace).Create(ctx, cb, metav1.CreateOptions{})
+	if err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			w.recorder.Eventf(bs, corev1.EventTypeWarning, ReasonFailedCreate,
+				"create CompactBackup %s/%s for backupSchedule/%s failed: %v", cb.Namespace, cb.Name, bs.Name, err)
+		}
+		return err
+	}
+	w.recorder.Eventf(bs, corev1.EventTypeNormal, ReasonSuccessfulCreate,
+		"create CompactBackup %s/%s for backupSchedule/%s successful", cb.Namespace, cb.Name, bs.Name)
+	return nil
+}
+
+// deleteCompact deletes cb (by UID); one already gone is not an error.
+func (w writer) deleteCompact(ctx context.Context, bs *v1alpha1.BackupSchedule, cb *v1alpha1.CompactBackup, why string) error {
+	uid := cb.UID
+	err := w.client.PingcapV1alpha1().CompactBackups(cb.Namespace).Delete(ctx, cb.Name,
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		w.recorder.Eventf(bs, corev1.EventTypeWarning, ReasonFailedDelete,
+			"delete CompactBackup %s/%s for backupSchedule/%s failed: %v", cb.Namespace, cb.Name, bs.Name, err)
+		return fmt.Errorf("delete CompactBackup %s/%s: %w", cb.Namespace, cb.Name, err)
+	}
+	w.recorder.Eventf(bs, corev1.EventTypeNormal, ReasonSuccessfulDelete,
+		"delete CompactBackup %s/%s for backupSchedule/%s successful (%s)", cb.Namespace, cb.Name, bs.Name, why)
+	return nil
+}
+
 // deleteBackup deletes b (by UID: a recreated Backup of the same name is
 // left alone); the Backup controller then cleans its data per cleanPolicy.
 // A Backup already gone is not an error.
@@ -123,23 +157,25 @@ func (w writer) deleteJob(ctx context.Context, bs *v1alpha1.BackupSchedule, name
 }
 
 // writeStatus writes want as bs's status through the status subresource
-// with a merge patch of the four fields this controller owns (an empty one
-// is removed) and bs's UID, so that it neither conflicts with a concurrent
+// with a merge patch of the fields this controller owns (an empty one is
+// removed) and bs's UID, so that it neither conflicts with a concurrent
 // spec edit nor lands on a recreated schedule of the same name.
 func (w writer) writeStatus(ctx context.Context, bs *v1alpha1.BackupSchedule, want *v1alpha1.BackupScheduleStatus) error {
-	status := map[string]any{"lastBackup": nil, "lastBackupTime": nil, "allBackupCleanTime": nil, "logBackup": nil}
-	if want.LastBackup != "" {
-		status["lastBackup"] = want.LastBackup
+	status := map[string]any{}
+	set := func(key string, present bool, value any) {
+		status[key] = nil
+		if present {
+			status[key] = value
+		}
 	}
-	if want.LastBackupTime != nil {
-		status["lastBackupTime"] = want.LastBackupTime
-	}
-	if want.AllBackupCleanTime != nil {
-		status["allBackupCleanTime"] = want.AllBackupCleanTime
-	}
-	if want.LogBackup != nil {
-		status["logBackup"] = *want.LogBackup
-	}
+	set("lastBackup", want.LastBackup != "", want.LastBackup)
+	set("lastBackupTime", want.LastBackupTime != nil, want.LastBackupTime)
+	set("allBackupCleanTime", want.AllBackupCleanTime != nil, want.AllBackupCleanTime)
+	set("logBackup", want.LogBackup != nil, want.LogBackup)
+	set("logBackupStartTs", want.LogBackupStartTs != nil, want.LogBackupStartTs)
+	set("lastCompact", want.LastCompact != "", want.LastCompact)
+	set("lastCompactProgress", want.LastCompactProgress != nil, want.LastCompactProgress)
+	set("lastCompactExecutionTs", want.LastCompactExecutionTs != nil, want.LastCompactExecutionTs)
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": bs.UID}, "status": status})
 	if err != nil {
 		return fmt.Errorf("encode status of BackupSchedule %s/%s: %w", bs.Namespace, bs.Name, err)

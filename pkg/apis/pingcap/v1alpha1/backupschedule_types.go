@@ -127,10 +127,18 @@ type BackupScheduleStatus struct {
 	// LogBackup is the name of the schedule's log backup.
 	// +optional
 	LogBackup *string `json:"logBackup,omitempty"`
-	// LastCompact is the name of the last log compaction.
+	// LogBackupStartTs is when the schedule created its log backup: log
+	// compactions start there.
+	// +optional
+	LogBackupStartTs *metav1.Time `json:"logBackupStartTs,omitempty"`
+	// LastCompact is the name of the last CompactBackup created.
 	// +optional
 	LastCompact string `json:"lastCompact,omitempty"`
-	// LastCompactTime is when the last log compaction was created.
+	// LastCompactProgress is how far the log backup is compacted: the end of
+	// the last Complete CompactBackup (or the start of a Failed one, redone).
 	// +optional
-	LastCompactTime *metav1.Time `json:"lastCompactTime,omitempty"`
+	LastCompactProgress *metav1.Time `json:"lastCompactProgress,omitempty"`
+	// LastCompactExecutionTs is when the last CompactBackup was created.
+	// +optional
+	LastCompactExecutionTs *metav1.Time `json:"lastCompactExecutionTs,omitempty"`
 }

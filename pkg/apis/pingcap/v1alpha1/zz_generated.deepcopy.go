@@ -381,8 +381,16 @@ func (in *BackupScheduleStatus) DeepCopyInto(out *BackupScheduleStatus) {
 		*out = new(string)
 		**out = **in
 	}
-	if in.LastCompactTime != nil {
-		in, out := &in.LastCompactTime, &out.LastCompactTime
+	if in.LogBackupStartTs != nil {
+		in, out := &in.LogBackupStartTs, &out.LogBackupStartTs
+		*out = (*in).DeepCopy()
+	}
+	if in.LastCompactProgress != nil {
+		in, out := &in.LastCompactProgress, &out.LastCompactProgress
+		*out = (*in).DeepCopy()
+	}
+	if in.LastCompactExecutionTs != nil {
+		in, out := &in.LastCompactExecutionTs, &out.LastCompactExecutionTs
 		*out = (*in).DeepCopy()
 	}
 	return

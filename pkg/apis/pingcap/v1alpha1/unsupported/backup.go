@@ -3,8 +3,6 @@ package unsupported
 import (
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 )
 
@@ -72,25 +70,6 @@ var BackupSchedule = slices.Concat(
 	storageFields("spec.logBackupTemplate", func(bs *v1alpha1.BackupSchedule) *v1alpha1.StorageProvider {
 		return &logTemplate(bs).StorageProvider
 	}),
-	[]Field[v1alpha1.BackupSchedule]{
-		{
-			Path: "spec.compactBackupTemplate",
-			Set:  func(bs *v1alpha1.BackupSchedule) bool { return bs.Spec.CompactBackupTemplate != nil },
-			Example: func(bs *v1alpha1.BackupSchedule) {
-				bs.Spec.CompactBackupTemplate = &runtime.RawExtension{Raw: []byte(`{}`)}
-			},
-		},
-		{
-			Path:    "spec.compactInterval",
-			Set:     func(bs *v1alpha1.BackupSchedule) bool { return bs.Spec.CompactInterval != nil },
-			Example: func(bs *v1alpha1.BackupSchedule) { bs.Spec.CompactInterval = ptr("1h") },
-		},
-		{
-			Path:    "spec.minCompactStartTs",
-			Set:     func(bs *v1alpha1.BackupSchedule) bool { return bs.Spec.MinCompactStartTs != "" },
-			Example: func(bs *v1alpha1.BackupSchedule) { bs.Spec.MinCompactStartTs = "1" },
-		},
-	},
 )
 
 // logTemplate returns bs's log backup template, creating it.

@@ -95,7 +95,40 @@ func ValidateBackupSchedule(bs *v1alpha1.BackupSchedule) field.ErrorList {
 	if s.LogBackupTemplate != nil {
 		errs = append(errs, validateBackupSpec(inheritSchedule(s, s.LogBackupTemplate), path.Child("logBackupTemplate"))...)
 	}
-	return errs
+	return append(errs, validateCompaction(s, path)...)
+}
+
+// validateCompaction checks the schedule's compaction fields: the
+// compactBackupTemplate must decode into a CompactSpec whose concurrency
+// is positive, maxRetryTimes not negative and br and storage provider (when
+// set; otherwise the log backup's are used) valid; minCompactStartTs must
+// be a TSO or a datetime. The TiDB Operator checks none of these and fails
+// (or silently compacts nothing) later.
+func validateCompaction(s *v1alpha1.BackupScheduleSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.MinCompactStartTs != "" {
+		if _, err := v1alpha1.ParseTSO(s.MinCompactStartTs); err != nil {
+			errs = append(errs, field.Invalid(path.Child("minCompactStartTs"), s.MinCompactStartTs, err.Error()))
+		}
+	}
+	t, err := s.CompactTemplate()
+	tp := path.Child("compactBackupTemplate")
+	if err != nil {
+		return append(errs, field.Invalid(tp, string(s.CompactBackupTemplate.Raw), err.Error()))
+	}
+	if t == nil {
+		return errs
+	}
+	if t.Concurrency <= 0 {
+		errs = append(errs, field.Invalid(tp.Child("concurrency"), t.Concurrency, "concurrency must be greater than 0"))
+	}
+	if t.MaxRetryTimes < 0 {
+		errs = append(errs, field.Invalid(tp.Child("maxRetryTimes"), t.MaxRetryTimes, "maxRetryTimes must not be negative"))
+	}
+	if t.BR != nil {
+		errs = append(errs, validateBR(t.BR, tp.Child("br"))...)
+	}
+	return append(errs, validateStorageProvider(&t.StorageProvider, false, tp)...)
 }
 
 // inheritSchedule returns a copy of template with the schedule-level storage
