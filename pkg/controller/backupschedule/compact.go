@@ -15,7 +15,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/flow"
 )
 
-// ReasonCompactionIdle: compactBackupTemplate is set but a field log
+// ReasonCompactionIdle says compactBackupTemplate is set but a field log
 // compaction needs (logBackupTemplate, compactInterval) is not, so no
 // CompactBackup is created.
 const ReasonCompactionIdle = "CompactionIdle"
