@@ -14,9 +14,11 @@ import (
 // SetBackupCondition replaces the condition of c.Type in st (or appends it),
 // keeping the old LastTransitionTime when the Status did not change and using
 // now otherwise (also when c carries none). When c.Status is True the phase
-// becomes c.Type. It reports whether st changed.
+// becomes c.Type. A condition of a log subcommand (c.Command) is also
+// recorded in that subcommand's status.logSubCommandStatuses entry. It
+// reports whether st changed.
 func SetBackupCondition(st *v1alpha1.BackupStatus, c v1alpha1.BackupCondition, now metav1.Time) bool {
-	changed := false
+	changed := setSubCommandStatus(st, c, now)
 	if c.Status == corev1.ConditionTrue && st.Phase != c.Type {
 		st.Phase = c.Type
 		changed = true

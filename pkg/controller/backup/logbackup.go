@@ -106,11 +106,19 @@ func (c *backupControl) runLogJob(ctx context.Context, b, d *v1alpha1.Backup, tc
 	return job, nil
 }
 
-// createLogJob sets Prepare, creates the Job of sub, and sets Scheduled.
+// createLogJob sets Prepare (with, for log-truncate, the TSO it truncates
+// to as its logTruncatingUntil), creates the Job of sub, and sets Scheduled.
 func (c *backupControl) createLogJob(ctx context.Context, b, d *v1alpha1.Backup, tc *v1alpha1.TidbCluster, sub string) error {
 	cmd := v1alpha1.LogSubCommandType(sub)
-	b, _, err := c.setBackupConditions(ctx, b, v1alpha1.BackupCondition{Command: cmd, Type: v1alpha1.BackupPrepare,
-		Status: corev1.ConditionTrue, Reason: ReasonPrepare, Message: "creating the " + sub + " Job"})
+	prepare := v1alpha1.BackupCondition{Command: cmd, Type: v1alpha1.BackupPrepare,
+		Status: corev1.ConditionTrue, Reason: ReasonPrepare, Message: "creating the " + sub + " Job"}
+	b, _, err := c.updateBackupStatus(ctx, b, func(st *v1alpha1.BackupStatus) bool {
+		changed := condition.SetBackupCondition(st, prepare, c.now())
+		if sub == logTruncate {
+			changed = condition.SetLogTruncatingUntil(st, d.Spec.LogTruncateUntil) || changed
+		}
+		return changed
+	})
 	if err != nil {
 		return err
 	}

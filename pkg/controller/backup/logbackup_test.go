@@ -63,6 +63,9 @@ func TestLogBackupStartTruncateStop(t *testing.T) {
 	if trunc := storedJob(t, deps, "backup-bk-log-truncate"); trunc == nil || trunc.Annotations[AnnTruncateUntil] != "200" {
 		t.Fatalf("truncate Job %+v, want one for 200", trunc)
 	}
+	if sub := stored(t, deps, "bk").Status.LogSubCommandStatuses["log-truncate"]; sub.LogTruncatingUntil != "200" || sub.Phase != v1alpha1.BackupScheduled {
+		t.Fatalf("log-truncate status %+v, want truncating until 200, Scheduled", sub)
+	}
 
 	// Stop: the stop Job, then Stopped once it completed.
 	mutateBackup(t, deps, "bk", func(b *v1alpha1.Backup) { b.Spec.LogStop = true })

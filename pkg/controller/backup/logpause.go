@@ -100,16 +100,20 @@ func (c *backupControl) pauseResumeFailed(ctx context.Context, b *v1alpha1.Backu
 	return err
 }
 
-// createPauseResumeJob creates the Job of sub with a Normal event and no
-// condition: the phase is the task's state (Complete, Running or Paused)
-// until the backup-manager reports the new one.
+// createPauseResumeJob creates the Job of sub with a Normal event and
+// marks sub Scheduled in its own status only: the whole phase is the
+// task's state (Complete, Running or Paused) until the backup-manager
+// reports the new one.
 func (c *backupControl) createPauseResumeJob(ctx context.Context, b, d *v1alpha1.Backup, tc *v1alpha1.TidbCluster, sub string) error {
 	job := newLogJob(d, tc, c.image, sub)
 	if err := c.createJob(ctx, job); err != nil {
 		return c.createFailed(ctx, b, err)
 	}
 	c.recorder.Eventf(b, corev1.EventTypeNormal, ReasonJobCreated, "created Job %s (%s)", job.Name, sub)
-	return nil
+	_, _, err := c.updateBackupStatus(ctx, b, func(st *v1alpha1.BackupStatus) bool {
+		return condition.MarkSubCommandScheduled(st, v1alpha1.LogSubCommandType(sub), ReasonJobCreated, "Job "+job.Name+" created", c.now())
+	})
+	return err
 }
 
 // jobFinishedAt is when j completed or failed, nil while it runs.

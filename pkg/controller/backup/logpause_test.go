@@ -98,6 +98,7 @@ func TestLogPauseResumeStopInSequence(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectNoWrites(t, deps)
+		expectSubPhase(t, stored(t, deps, "bk"), logPause, v1alpha1.BackupComplete, v1alpha1.BackupScheduled)
 
 		// Resume: log-start on a Paused backup.
 		setSubcommand(t, deps, c, "log-start", round == 1)
@@ -112,6 +113,8 @@ func TestLogPauseResumeStopInSequence(t *testing.T) {
 		if got := stored(t, deps, "bk"); got.Status.Phase != v1alpha1.BackupRunning || condition.IsBackupFailed(got) {
 			t.Fatalf("round %d: status %+v, want Running", round, got.Status)
 		}
+		expectSubPhase(t, stored(t, deps, "bk"), logResume, v1alpha1.BackupComplete, v1alpha1.BackupScheduled)
+		expectSubPhase(t, stored(t, deps, "bk"), logPause, v1alpha1.BackupRepeatable, v1alpha1.BackupScheduled)
 	}
 	setSubcommand(t, deps, c, "log-stop", false)
 	finishJob(t, deps, "backup-bk-log-stop", batchv1.JobComplete, deps.FakeClock.Now())
@@ -120,6 +123,19 @@ func TestLogPauseResumeStopInSequence(t *testing.T) {
 	}
 	if got := stored(t, deps, "bk"); got.Status.Phase != v1alpha1.BackupStopped {
 		t.Fatalf("status %+v, want Stopped", got.Status)
+	}
+	expectSubPhase(t, stored(t, deps, "bk"), logStop, v1alpha1.BackupStopped, v1alpha1.BackupPrepare)
+	expectSubPhase(t, stored(t, deps, "bk"), logStart, v1alpha1.BackupComplete, v1alpha1.BackupPrepare)
+}
+
+// expectSubPhase fails unless b's status of subcommand cmd is in phase,
+// started and carrying a condition of type first first.
+func expectSubPhase(t *testing.T, b *v1alpha1.Backup, cmd string, phase, first v1alpha1.BackupConditionType) {
+	t.Helper()
+	sub, ok := b.Status.LogSubCommandStatuses[v1alpha1.LogSubCommandType(cmd)]
+	if !ok || sub.Command != v1alpha1.LogSubCommandType(cmd) || sub.Phase != phase || sub.TimeStarted.IsZero() ||
+		len(sub.Conditions) == 0 || sub.Conditions[0].Type != first {
+		t.Fatalf("%s status %+v, want phase %s, started, first condition %s", cmd, sub, phase, first)
 	}
 }
 

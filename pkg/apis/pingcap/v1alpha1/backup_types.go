@@ -378,4 +378,33 @@ type BackupStatus struct {
 	// BackoffRetryStatus records the retries of a failed backup.
 	// +optional
 	BackoffRetryStatus []BackoffRetryRecord `json:"backoffRetryStatus,omitempty"`
+	// LogSubCommandStatuses is the state of each log backup subcommand
+	// (log-start, log-stop, log-truncate, log-pause, log-resume) by name.
+	// +optional
+	LogSubCommandStatuses map[LogSubCommandType]LogSubCommandStatus `json:"logSubCommandStatuses,omitempty"`
+}
+
+// LogSubCommandStatus is the state of one log backup subcommand: its own
+// phase and conditions, kept apart from the whole Backup's.
+type LogSubCommandStatus struct {
+	// Command is the subcommand.
+	// +optional
+	Command LogSubCommandType `json:"command,omitempty"`
+	// TimeStarted is when the subcommand's latest run began.
+	// +optional
+	// +nullable
+	TimeStarted metav1.Time `json:"timeStarted,omitempty"`
+	// TimeCompleted is when the subcommand's latest run finished.
+	// +optional
+	// +nullable
+	TimeCompleted metav1.Time `json:"timeCompleted,omitempty"`
+	// LogTruncatingUntil is the TSO a log-truncate truncates to.
+	// +optional
+	LogTruncatingUntil string `json:"logTruncatingUntil,omitempty"`
+	// Phase is the subcommand's last condition type reached.
+	// +optional
+	Phase BackupConditionType `json:"phase,omitempty"`
+	// Conditions are the subcommand's conditions.
+	// +optional
+	Conditions []BackupCondition `json:"conditions,omitempty"`
 }
