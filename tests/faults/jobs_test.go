@@ -166,7 +166,7 @@ func (s *sc) pauseSchedule(name string) {
 
 // expectScheduled fails when two Backups of schedule name are less than schedulePeriod apart (two
 // Backups for one scheduled time, or a catch-up burst after the restart), or when a Job is left
-// not one per Backup. (The schedule deletes the Job of a Complete Backup; the checker's `job-once`
+// that is not the Job of one of them. (The schedule deletes the Job of a Complete Backup; the checker's `job-once`
 // judged every Job when it was created.)
 func (s *sc) expectScheduled(name string) {
 	s.t.Helper()
