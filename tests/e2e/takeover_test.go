@@ -18,6 +18,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
+	"github.com/kubetidb/tidb-operator/tests/v1layout/v1objects"
 )
 
 // basicPods is how many pods examples/basic runs: 3 PD, 3 TiKV, 2 TiDB and
@@ -66,7 +67,7 @@ func TestTakeoverOfAV1ClusterRestartsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createV1Layout(t, env, tc, "discovery", "pd", "tikv", "tidb")
+	v1objects.Create(t, env, tc, "discovery", "pd", "tikv", "tidb")
 	before := readyPodUIDs(t, env, basicPods)
 	pdConfigMap := mountedConfigMap(t, env, "basic-pd")
 
