@@ -94,7 +94,7 @@ func TestSysctlInitExampleKeepsUnsafeSysctlsOffThePods(t *testing.T) {
 }
 
 // TestTakeoverOfAV1SysctlInitClusterRestartsNothing lays out
-// examples/sysctl-init as the TiDB Operator v1.6 does (v1layout_test.go),
+// examples/sysctl-init as the TiDB Operator v1.6 does (tests/v1layout/v1objects),
 // its StatefulSets starting with v1's sysctl "init" container, lets the
 // pods run with no operator, then starts ours: once Ready and settled no
 // pod was replaced and the templates still have v1's container.

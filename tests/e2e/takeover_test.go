@@ -48,7 +48,7 @@ func readyPodUIDs(t *testing.T, env *framework.Env, want int) map[string]types.U
 }
 
 // TestTakeoverOfAV1ClusterRestartsNothing builds examples/basic the way
-// the TiDB Operator v1.6 lays it out (v1layout_test.go) with no operator
+// the TiDB Operator v1.6 lays it out (tests/v1layout/v1objects) with no operator
 // running, lets the pods run, then starts ours. Once the cluster is Ready
 // and a settle window of syncs wrote nothing, no pod was replaced, v1's
 // last-applied annotations are gone, and the StatefulSets still mount v1's
