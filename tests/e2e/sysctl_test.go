@@ -18,6 +18,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/label"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
+	"github.com/kubetidb/tidb-operator/tests/v1layout/v1objects"
 )
 
 // sysctlExample is the example whose PD, TiKV and TiDB ask for their
@@ -93,7 +94,7 @@ func TestSysctlInitExampleKeepsUnsafeSysctlsOffThePods(t *testing.T) {
 }
 
 // TestTakeoverOfAV1SysctlInitClusterRestartsNothing lays out
-// examples/sysctl-init as the TiDB Operator v1.6 does (v1layout_test.go),
+// examples/sysctl-init as the TiDB Operator v1.6 does (tests/v1layout/v1objects),
 // its StatefulSets starting with v1's sysctl "init" container, lets the
 // pods run with no operator, then starts ours: once Ready and settled no
 // pod was replaced and the templates still have v1's container.
@@ -117,7 +118,7 @@ func TestTakeoverOfAV1SysctlInitClusterRestartsNothing(t *testing.T) {
 	if tc, err = pc.PingcapV1alpha1().TidbClusters(env.Namespace).Update(ctx, tc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createV1Layout(t, env, tc, "discovery", "pd", "tikv", "tidb")
+	v1objects.Create(t, env, tc, "discovery", "pd", "tikv", "tidb")
 	checkTemplatesSysctlInit(t, env, "in v1's layout")
 	before := readyPodUIDs(t, env, basicPods)
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
 	"github.com/kubetidb/tidb-operator/tests/v1layout"
+	"github.com/kubetidb/tidb-operator/tests/v1layout/v1objects"
 )
 
 // everyComponent is every component ClusterYAML runs, discovery included.
@@ -42,7 +43,7 @@ func TestTakeoverOfEveryV1ComponentRestartsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createV1Layout(t, env, tc, everyComponent...)
+	v1objects.Create(t, env, tc, everyComponent...)
 	before := readyPodUIDs(t, env, v1layout.ClusterPods)
 	revisions := statefulSetRevisions(t, env)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/tests/framework"
 	"github.com/kubetidb/tidb-operator/tests/operator"
+	"github.com/kubetidb/tidb-operator/tests/v1layout/v1objects"
 )
 
 // basicPods is how many pods examples/basic runs: 3 PD, 3 TiKV, 2 TiDB and
@@ -47,7 +48,7 @@ func readyPodUIDs(t *testing.T, env *framework.Env, want int) map[string]types.U
 }
 
 // TestTakeoverOfAV1ClusterRestartsNothing builds examples/basic the way
-// the TiDB Operator v1.6 lays it out (v1layout_test.go) with no operator
+// the TiDB Operator v1.6 lays it out (tests/v1layout/v1objects) with no operator
 // running, lets the pods run, then starts ours. Once the cluster is Ready
 // and a settle window of syncs wrote nothing, no pod was replaced, v1's
 // last-applied annotations are gone, and the StatefulSets still mount v1's
@@ -66,7 +67,7 @@ func TestTakeoverOfAV1ClusterRestartsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createV1Layout(t, env, tc, "discovery", "pd", "tikv", "tidb")
+	v1objects.Create(t, env, tc, "discovery", "pd", "tikv", "tidb")
 	before := readyPodUIDs(t, env, basicPods)
 	pdConfigMap := mountedConfigMap(t, env, "basic-pd")
 

@@ -22,7 +22,7 @@ import (
 	"github.com/kubetidb/tidb-operator/tests/framework"
 )
 
-// invBackupJobOnce: a Backup (or a TidbInitializer) gets one Job; another only after the previous one
+// invBackupJobOnce: a Backup (or a Restore, a TidbInitializer) gets one Job; another only after the previous one
 // Failed (a retry).
 const invBackupJobOnce invariant = "job-once"
 
@@ -31,7 +31,8 @@ type jobLedger struct {
 	jobs map[types.UID]map[types.UID]string // Backup UID → Job UID → Job name
 }
 
-// addJobHandler judges every Job the informer sees for the first time that a Backup controls.
+// addJobHandler judges every Job the informer sees for the first time that a Backup, a Restore or a
+// TidbInitializer controls.
 func (c *checker) addJobHandler(f informers.SharedInformerFactory) error {
 	jobs := f.Batch().V1().Jobs().Informer()
 	idx := jobs.GetIndexer()
@@ -44,7 +45,7 @@ func (c *checker) addJobHandler(f informers.SharedInformerFactory) error {
 
 func (c *checker) onJob(idx cache.Indexer, job *batchv1.Job) {
 	owner := metav1.GetControllerOf(job)
-	if owner == nil || (owner.Kind != "Backup" && owner.Kind != "TidbInitializer") {
+	if owner == nil || (owner.Kind != "Backup" && owner.Kind != "Restore" && owner.Kind != "TidbInitializer") {
 		return
 	}
 	c.mu.Lock()
@@ -92,7 +93,7 @@ func jobFailed(idx cache.Indexer, name string, uid types.UID) bool {
 // startBackup applies the backup-manager's RBAC and creates Backup name of the scenario's cluster, to S3.
 func (s *sc) startBackup(name string) {
 	s.t.Helper()
-	framework.ApplyYAMLFile(s.t, s.env.Ctx, filepath.Join(framework.RepoRoot(), "manifests", "backup", "backup-rbac.yaml"), s.env.Namespace)
+	s.applyBackupRBAC()
 	b := &v1alpha1.Backup{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.BackupSpec{
@@ -105,6 +106,12 @@ func (s *sc) startBackup(name string) {
 	if _, err := s.pc.PingcapV1alpha1().Backups(s.env.Namespace).Create(s.env.Ctx, b, metav1.CreateOptions{}); err != nil {
 		s.t.Fatalf("create Backup %s: %v", name, err)
 	}
+}
+
+// applyBackupRBAC applies the backup-manager's RBAC to the scenario's namespace.
+func (s *sc) applyBackupRBAC() {
+	s.t.Helper()
+	framework.ApplyYAMLFile(s.t, s.env.Ctx, filepath.Join(framework.RepoRoot(), "manifests", "backup", "backup-rbac.yaml"), s.env.Namespace)
 }
 
 // waitJob waits until Job name exists and satisfies cond (nil: exists).
@@ -210,7 +217,7 @@ func backupScenarios() []scenario {
 			s.expectJobs("backup-" + name)
 		}
 	}
-	return []scenario{
+	return append([]scenario{
 		{name: "backup/kill-while-job-runs", representative: true,
 			asserts: "operator context cancelled once the Backup's Job exists; the Job completes, the new operator keeps it (one Job, `backup-job-once`) and shows the Backup Complete",
 			run:     run("snap", func(s *sc) { s.restartManager() })},
@@ -226,7 +233,7 @@ func backupScenarios() []scenario {
 		{name: "backup/job-pod-deleted",
 			asserts: "the pod of the Backup's Job deleted while it runs: the Job controller replaces it, the operator creates no second Job, the Backup Complete",
 			run:     run("pod", func(s *sc) { s.deleteJobPods("backup-pod") })},
-	}
+	}, jobScenarios()...)
 }
 
 // runInitializer creates a TidbInitializer (root's password from a Secret, inline SQL) for the

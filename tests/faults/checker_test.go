@@ -57,7 +57,7 @@ const (
 
 var allInvariants = []invariant{invPDQuorum, invTiKVTombstone, invTiKVOthersUp, invPVCKept,
 	invNoRestartOnTerminatingPVC, invNoEvictLeader, invReadyRolledOut, invTiFlashTombstone, invTiCDCDrained,
-	invPumpOffline, invTiProxyOneDown, invBackupJobOnce, invConverged}
+	invPumpOffline, invTiProxyOneDown, invBackupJobOnce, invTakeoverNoRestart, invConverged}
 
 // checker watches one scenario's namespace (pods, StatefulSets, PVCs through informers), polls the
 // simulator and the TidbCluster, and judges every PD write of the operator; it counts each check.
@@ -77,6 +77,7 @@ type checker struct {
 	deleting   map[types.UID]bool
 	comp       *compState
 	ledger     jobLedger
+	takeover   bool // a takeover runs (takeover_test.go)
 
 	sts  cache.Indexer
 	pvcs cache.Indexer
@@ -219,6 +220,9 @@ func (c *checker) onPod(ctx context.Context, obj any, deleted bool) {
 	seen := c.deleting[pod.UID]
 	c.deleting[pod.UID] = true
 	c.mu.Unlock()
+	if !seen {
+		c.onTakeoverPod(pod)
+	}
 	component := pod.Labels["app.kubernetes.io/component"]
 	ord, err := names.Ordinal(pod.Name)
 	if !seen && err == nil && (component == "tiflash" || component == "ticdc" || component == "pump") {

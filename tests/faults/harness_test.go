@@ -49,6 +49,8 @@ type scOptions struct {
 	manager func(*app.Options)
 	// startOperator replaces the in-process operator (e.g. by a real process).
 	startOperator func(*sc)
+	// beforeConverge runs once the TidbCluster is created, before the convergence wait.
+	beforeConverge func(*sc)
 	// cp is a private control plane; nil uses the suite's shared one.
 	cp *controlPlane
 	// excuse lists invariants the scenario itself breaks on purpose (still checked and counted).
@@ -94,6 +96,9 @@ func start(t *testing.T, o scOptions) *sc {
 		s.mgr = s.startManager()
 	}
 	s.createCluster()
+	if o.beforeConverge != nil {
+		o.beforeConverge(s)
+	}
 	s.waitConverged("the new cluster converges")
 	return s
 }

@@ -83,7 +83,7 @@ type scenario struct {
 func allScenarios() []scenario {
 	var all []scenario
 	for _, group := range [][]scenario{killScenarios(), processScenarios(), pdFaultScenarios(), editScenarios(), controlPlaneScenarios(), bugScenarios(), regressionScenarios(),
-		matrixScenarios(), backupScenarios()} {
+		matrixScenarios(), backupScenarios(), takeoverScenarios()} {
 		all = append(all, group...)
 	}
 	return all

@@ -1,6 +1,4 @@
-//go:build integration
-
-package e2e
+package v1objects
 
 // v1Preamble is how v1.6's start scripts open (spec §3.5): source the pod's
 // annotations, idle in debug mode, default POD_NAME to the host name.

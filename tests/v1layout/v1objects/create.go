@@ -1,6 +1,6 @@
-//go:build integration
-
-package e2e
+// Package v1objects writes the objects the TiDB Operator v1.6 lays out for a TidbCluster (from
+// tests/v1layout's templates) into a test namespace, for the takeover tests (test support only).
+package v1objects
 
 import (
 	"crypto/sha256"
@@ -45,10 +45,10 @@ import (
 // v1DiscoveryImage is the image v1.6 runs discovery from.
 const v1DiscoveryImage = "pingcap/tidb-operator:v1.6.1"
 
-// createV1Layout writes tc's objects of the components comps (discovery
+// Create writes tc's objects of the components comps (discovery
 // included by name) as v1.6 lays them out; tc must exist (its UID is the
-// owner).
-func createV1Layout(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster, comps ...string) {
+// owner). It fails t when an object cannot be built or created.
+func Create(t *testing.T, env *framework.Env, tc *v1alpha1.TidbCluster, comps ...string) {
 	t.Helper()
 	d := tc.DeepCopy()
 	defaulting.SetTidbClusterDefaults(d)
