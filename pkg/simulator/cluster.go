@@ -59,11 +59,14 @@ type Cluster struct {
 
 	// captures are the registered TiCDC captures by pod name (see ticdc_captures.go); cdcOwner is the
 	// owner's pod, cdcDrainTarget the pod being drained, which held cdcDrainFrom tables when it began.
-	captures         map[string]*capture
-	nextCaptureSeq   uint64
-	cdcOwner         string
-	cdcDrainTarget   string
-	cdcDrainFrom     int
+	captures       map[string]*capture
+	nextCaptureSeq uint64
+	cdcOwner       string
+	cdcDrainTarget string
+	cdcDrainFrom   int
+	// cdcDrainElapsed is how long the current drain has run: the tables due off the target are
+	// cdcDrainFrom × elapsed / TiCDCDrainTime, so that a drain of few tables still takes the period.
+	cdcDrainElapsed  time.Duration
 	ticdcTables      int
 	ticdcUnassigned  int
 	cdcUnhealthy     map[string]bool

@@ -192,7 +192,7 @@ func (c *Cluster) drainCapture(id string) (int, *cdcError) {
 	}
 	current, busy := c.captures[c.cdcDrainTarget]
 	if cp.tables > 0 && c.cdcDrainTarget != cp.pod && (!busy || current.tables == 0) {
-		c.cdcDrainTarget, c.cdcDrainFrom = cp.pod, cp.tables
+		c.cdcDrainTarget, c.cdcDrainFrom, c.cdcDrainElapsed = cp.pod, cp.tables, 0
 		c.log.Info("TiCDC capture draining", "pod", cp.pod, "capture", cp.id, "tables", cp.tables)
 	}
 	return cp.tables, nil
@@ -222,7 +222,12 @@ func (c *Cluster) moveTables(dt time.Duration) {
 	}
 	period := c.timings().TiCDCDrainTime
 	if target := c.captures[c.cdcDrainTarget]; target != nil && target.tables > 0 {
-		n := min(target.tables, rateAmount(max(c.cdcDrainFrom, 1), dt, period))
+		n := target.tables
+		if period > 0 {
+			c.cdcDrainElapsed += dt
+			due := int(float64(max(c.cdcDrainFrom, 1)) * float64(c.cdcDrainElapsed) / float64(period))
+			n = min(target.tables, max(due-(c.cdcDrainFrom-target.tables), 0))
+		}
 		target.tables -= n
 		c.ticdcUnassigned += n
 	}

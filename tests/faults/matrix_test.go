@@ -85,11 +85,8 @@ var matrix = []struct {
 	{"pod-deleted", []string{"tiflash-scale-in", "ticdc-upgrade", "pump-scale-in", "tiproxy-upgrade"}},
 }
 
-// representativeMatrix are the matrix scenarios of `make test`'s subset (quick ones). None today:
-// kill/ticdc-scale-in left it because its step can pass unseen on an idle machine (the simulator
-// moves at least one table per tick, so a capture with a few tables drains in milliseconds whatever
-// TiCDCDrainTime says; docs/reliability.md, "Known issues of the suite").
-var representativeMatrix = []string{}
+// representativeMatrix are the matrix scenarios of `make test`'s subset (quick ones).
+var representativeMatrix = []string{"kill/ticdc-scale-in"}
 
 // matrixScenarios expands the matrix: start the case's cluster, start its change, wait for its step,
 // apply the fault, then converge and run the case's checks.
