@@ -8,11 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/tests/framework"
@@ -222,26 +220,5 @@ func findCondition(cb *v1alpha1.CompactBackup, typ string) *metav1.Condition {
 // backoffLimit.
 func (f *jobFixture) failCompactJob(t *testing.T, name string) {
 	t.Helper()
-	jobs := f.env.Kube.BatchV1().Jobs(f.env.Namespace)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		j, err := jobs.Get(f.env.Ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		now := metav1.Now()
-		if j.Status.StartTime == nil {
-			j.Status.StartTime = &now
-		}
-		j.Status.Active = 0
-		j.Status.Conditions = append(j.Status.Conditions,
-			batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
-				Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
-			batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
-				Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now})
-		_, err = jobs.UpdateStatus(f.env.Ctx, j, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("fail Job %s: %v", name, err)
-	}
+	framework.FailJob(t, f.env, name)
 }

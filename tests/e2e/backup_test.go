@@ -228,28 +228,7 @@ func (f *backupFixture) waitGone(t *testing.T, name string) {
 // ran: the Backup names a ServiceAccount that does not exist).
 func (f *backupFixture) failJob(t *testing.T, name string) {
 	t.Helper()
-	jobs := f.env.Kube.BatchV1().Jobs(f.env.Namespace)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		j, err := jobs.Get(f.env.Ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		now := metav1.Now()
-		if j.Status.StartTime == nil {
-			j.Status.StartTime = &now
-		}
-		j.Status.Active = 0
-		j.Status.Conditions = append(j.Status.Conditions,
-			batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
-				Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
-			batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
-				Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now})
-		_, err = jobs.UpdateStatus(f.env.Ctx, j, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("fail Job %s: %v", name, err)
-	}
+	framework.FailJob(t, f.env, name)
 }
 
 // TestBackupRetriesAFailedJob fails the Job of a snapshot backup twice
