@@ -254,3 +254,18 @@ func (tngm TidbNGMonitoring) MarshalJSON() ([]byte, error) {
 	type plain TidbNGMonitoring
 	return encodeKeepingSpec(plain(tngm), tngm.DecodeError)
 }
+
+// UnmarshalJSON reads a DMCluster like TidbCluster.UnmarshalJSON.
+func (dc *DMCluster) UnmarshalJSON(data []byte) error {
+	type plain DMCluster
+	*dc = DMCluster{}
+	decodeErr, unknown, err := decodeTolerant(data, (*plain)(dc), &dc.TypeMeta, &dc.ObjectMeta, &dc.Spec, &dc.Status)
+	dc.DecodeError, dc.UnknownFields = decodeErr, unknown
+	return err
+}
+
+// MarshalJSON writes a DMCluster like TidbCluster.MarshalJSON.
+func (dc DMCluster) MarshalJSON() ([]byte, error) {
+	type plain DMCluster
+	return encodeKeepingSpec(plain(dc), dc.DecodeError)
+}

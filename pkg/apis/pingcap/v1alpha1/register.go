@@ -41,6 +41,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&TidbMonitor{}, &TidbMonitorList{},
 		&TidbDashboard{}, &TidbDashboardList{},
 		&TidbNGMonitoring{}, &TidbNGMonitoringList{},
+		&DMCluster{}, &DMClusterList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

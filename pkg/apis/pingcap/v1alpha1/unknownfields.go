@@ -80,3 +80,6 @@ func (td *TidbDashboard) GetUnknownFields() []string { return td.UnknownFields }
 
 // GetUnknownFields returns tngm.UnknownFields (see TidbCluster.GetUnknownFields).
 func (tngm *TidbNGMonitoring) GetUnknownFields() []string { return tngm.UnknownFields }
+
+// GetUnknownFields returns dc.UnknownFields (see TidbCluster.GetUnknownFields).
+func (dc *DMCluster) GetUnknownFields() []string { return dc.UnknownFields }

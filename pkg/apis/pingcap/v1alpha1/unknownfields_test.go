@@ -30,6 +30,7 @@ var kindCases = []kindCase{
 	{"TidbMonitor", "tidbmonitors", reflect.TypeFor[TidbMonitorSpec](), func() json.Unmarshaler { return &TidbMonitor{} }, 8},
 	{"TidbDashboard", "tidbdashboards", reflect.TypeFor[TidbDashboardSpec](), func() json.Unmarshaler { return &TidbDashboard{} }, 8},
 	{"TidbNGMonitoring", "tidbngmonitorings", reflect.TypeFor[TidbNGMonitoringSpec](), func() json.Unmarshaler { return &TidbNGMonitoring{} }, 8},
+	{"DMCluster", "dmclusters", reflect.TypeFor[DMClusterSpec](), func() json.Unmarshaler { return &DMCluster{} }, 8},
 }
 
 // step is one key on the way from spec to a pass-through field; list and

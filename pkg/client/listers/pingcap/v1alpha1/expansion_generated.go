@@ -42,6 +42,14 @@ type CompactBackupListerExpansion interface{}
 // CompactBackupNamespaceLister.
 type CompactBackupNamespaceListerExpansion interface{}
 
+// DMClusterListerExpansion allows custom methods to be added to
+// DMClusterLister.
+type DMClusterListerExpansion interface{}
+
+// DMClusterNamespaceListerExpansion allows custom methods to be added to
+// DMClusterNamespaceLister.
+type DMClusterNamespaceListerExpansion interface{}
+
 // RestoreListerExpansion allows custom methods to be added to
 // RestoreLister.
 type RestoreListerExpansion interface{}

@@ -30,6 +30,8 @@ type Interface interface {
 	BackupSchedules() BackupScheduleInformer
 	// CompactBackups returns a CompactBackupInformer.
 	CompactBackups() CompactBackupInformer
+	// DMClusters returns a DMClusterInformer.
+	DMClusters() DMClusterInformer
 	// Restores returns a RestoreInformer.
 	Restores() RestoreInformer
 	// TidbClusters returns a TidbClusterInformer.
@@ -68,6 +70,11 @@ func (v *version) BackupSchedules() BackupScheduleInformer {
 // CompactBackups returns a CompactBackupInformer.
 func (v *version) CompactBackups() CompactBackupInformer {
 	return &compactBackupInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// DMClusters returns a DMClusterInformer.
+func (v *version) DMClusters() DMClusterInformer {
+	return &dMClusterInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Restores returns a RestoreInformer.

@@ -24,6 +24,8 @@ type BackupScheduleExpansion interface{}
 
 type CompactBackupExpansion interface{}
 
+type DMClusterExpansion interface{}
+
 type RestoreExpansion interface{}
 
 type TidbClusterExpansion interface{}

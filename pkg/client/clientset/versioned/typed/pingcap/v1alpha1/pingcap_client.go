@@ -31,6 +31,7 @@ type PingcapV1alpha1Interface interface {
 	BackupsGetter
 	BackupSchedulesGetter
 	CompactBackupsGetter
+	DMClustersGetter
 	RestoresGetter
 	TidbClustersGetter
 	TidbDashboardsGetter
@@ -54,6 +55,10 @@ func (c *PingcapV1alpha1Client) BackupSchedules(namespace string) BackupSchedule
 
 func (c *PingcapV1alpha1Client) CompactBackups(namespace string) CompactBackupInterface {
 	return newCompactBackups(c, namespace)
+}
+
+func (c *PingcapV1alpha1Client) DMClusters(namespace string) DMClusterInterface {
+	return newDMClusters(c, namespace)
 }
 
 func (c *PingcapV1alpha1Client) Restores(namespace string) RestoreInterface {

@@ -40,6 +40,10 @@ func (c *FakePingcapV1alpha1) CompactBackups(namespace string) v1alpha1.CompactB
 	return newFakeCompactBackups(c, namespace)
 }
 
+func (c *FakePingcapV1alpha1) DMClusters(namespace string) v1alpha1.DMClusterInterface {
+	return newFakeDMClusters(c, namespace)
+}
+
 func (c *FakePingcapV1alpha1) Restores(namespace string) v1alpha1.RestoreInterface {
 	return newFakeRestores(c, namespace)
 }
