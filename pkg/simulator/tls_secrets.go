@@ -131,7 +131,12 @@ var errTLSNotSimulated = errors.New("TLS not simulated")
 // errTLSNotSimulated when there is neither.
 func (s *Server) tunnelConfig(hostport, host string) (*tls.Config, error) {
 	if s.secrets != nil && net.ParseIP(host) == nil {
-		if t, err := parseTarget(hostport, ""); err == nil {
+		if t, ok := parseDMTarget(hostport, ""); ok {
+			cfg, err := s.secrets.serverConfig(t.key.Namespace, t.key.Name+"-"+string(ComponentDMMaster)+"-cluster-secret")
+			if cfg != nil || err != nil {
+				return cfg, err
+			}
+		} else if t, err := parseTarget(hostport, ""); err == nil {
 			cfg, err := s.secrets.serverConfig(t.key.Namespace, clusterSecretName(t.key.Name, t.component()))
 			if cfg != nil || err != nil {
 				return cfg, err
