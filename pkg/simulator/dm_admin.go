@@ -57,7 +57,7 @@ func (d *dmCluster) snapshot() api.DMClusterState {
 		Namespace: d.key.Namespace, Name: d.key.Name, Leader: d.leader, Masters: []api.DMMaster{}, Workers: []api.DMWorker{},
 		LeaderChanges: append([]api.LeaderChange{}, d.leaderChanges...), Evictions: append([]api.DMEviction{}, d.evictions...),
 		Deletes: append([]api.DMDelete{}, d.deletes...), Faults: []api.Fault{},
-		TLSRequests: d.tlsRequests, PlainRequests: d.plainRequests,
+		TLSOnly: d.tlsOnly, TLSRequests: d.tlsRequests, PlainRequests: d.plainRequests, PlainRefused: d.plainRefused,
 	}
 	for _, m := range d.sortedMasters() {
 		var started *time.Time

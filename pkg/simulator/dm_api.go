@@ -83,15 +83,18 @@ func (d *dmCluster) resolve(t dmTarget) (dmTarget, string) {
 // buffering the answer.
 func (s *Server) serveDM(w http.ResponseWriter, r *http.Request, t dmTarget, viaProxy bool) {
 	var act faultAction
+	tlsOnly, admitted := s.dmTLSOnly(t.key), true
 	if !s.reg.withDM(t.key, false, func(d *dmCluster) {
-		if r.TLS != nil {
-			d.tlsRequests++
-		} else {
-			d.plainRequests++
+		d.tlsOnly = tlsOnly
+		if admitted = d.admit(r); admitted {
+			d.faults, act = applyFaults(d.faults, ComponentDMMaster, r)
 		}
-		d.faults, act = applyFaults(d.faults, ComponentDMMaster, r)
 	}) {
 		connectFailure(w, viaProxy, t.hostport, fmt.Sprintf("no simulated DMCluster %s (no pod or PVC of it is known)", t.key))
+		return
+	}
+	if !admitted {
+		writeText(w, http.StatusBadRequest, "Client sent an HTTP request to an HTTPS server.\n")
 		return
 	}
 	if act.delay > 0 {
@@ -125,6 +128,40 @@ func (s *Server) serveDM(w http.ResponseWriter, r *http.Request, t dmTarget, via
 		return
 	}
 	buf.flush(w)
+}
+
+// dmTLSOnly reports whether DMCluster key speaks TLS only: its dm-master server certificate Secret
+// `<dc>-dm-master-cluster-secret` exists, which the user creates for spec.tlsCluster.enabled (the
+// simulator does not read DMCluster objects).
+func (s *Server) dmTLSOnly(key ClusterKey) bool {
+	return s.secrets != nil && s.secrets.exists(key.Namespace, dmServerSecret(key.Name))
+}
+
+// dmServerSecret is the Secret of dm-master's server certificate.
+func dmServerSecret(dc string) string {
+	return dc + "-" + string(ComponentDMMaster) + "-cluster-secret"
+}
+
+// admit counts r and reports whether dm-master accepts it: a TLS-only dm-master refuses plain HTTP.
+func (d *dmCluster) admit(r *http.Request) bool {
+	switch {
+	case r.TLS != nil:
+		d.tlsRequests++
+	case d.tlsOnly:
+		d.plainRefused++
+		return false
+	default:
+		d.plainRequests++
+	}
+	return true
+}
+
+// scheme is the scheme of the advertised URLs.
+func (d *dmCluster) scheme() string {
+	if d.tlsOnly {
+		return "https"
+	}
+	return "http"
 }
 
 // dmReqState is what a dm-master handler sees: the DMCluster (locked) and the pod serving.
@@ -248,7 +285,8 @@ func (d *dmCluster) mastersJSON() *dmMasterListJSON {
 		host := d.peerHost(m.name)
 		out.Masters = append(out.Masters, dmMasterJSON{
 			Name: m.name, MemberID: strconv.FormatUint(m.id, 10), Alive: d.alive(m),
-			PeerURLs: []string{"http://" + host + ":" + dmMasterPeerPort}, ClientURLs: []string{"http://" + host + ":" + dmMasterPort},
+			PeerURLs:   []string{d.scheme() + "://" + host + ":" + dmMasterPeerPort},
+			ClientURLs: []string{d.scheme() + "://" + host + ":" + dmMasterPort},
 		})
 	}
 	return out

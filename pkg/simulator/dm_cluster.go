@@ -87,10 +87,13 @@ type dmCluster struct {
 	evictions     []api.DMEviction
 	deletes       []api.DMDelete
 
-	faults        []*fault
-	nextFaultID   int
+	faults      []*fault
+	nextFaultID int
+	// tlsOnly: the dm-master speaks TLS only (dm_api.go); the counters are of the requests received.
+	tlsOnly       bool
 	tlsRequests   uint64
 	plainRequests uint64
+	plainRefused  uint64
 }
 
 // dmHistoryLimit bounds each history list.

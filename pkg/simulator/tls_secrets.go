@@ -93,6 +93,12 @@ func (cs *clusterSecrets) serverConfig(namespace, name string) (*tls.Config, err
 	return cfg, err
 }
 
+// exists reports whether Secret namespace/name is in the cache.
+func (cs *clusterSecrets) exists(namespace, name string) bool {
+	_, err := cs.lister.Secrets(namespace).Get(name)
+	return err == nil
+}
+
 // secretTLSConfig is the server side of a tunnel with sec's certificate, requiring client certificates
 // its ca.crt signed.
 func secretTLSConfig(sec *corev1.Secret) (*tls.Config, error) {
@@ -132,7 +138,7 @@ var errTLSNotSimulated = errors.New("TLS not simulated")
 func (s *Server) tunnelConfig(hostport, host string) (*tls.Config, error) {
 	if s.secrets != nil && net.ParseIP(host) == nil {
 		if t, ok := parseDMTarget(hostport, ""); ok {
-			cfg, err := s.secrets.serverConfig(t.key.Namespace, t.key.Name+"-"+string(ComponentDMMaster)+"-cluster-secret")
+			cfg, err := s.secrets.serverConfig(t.key.Namespace, dmServerSecret(t.key.Name))
 			if cfg != nil || err != nil {
 				return cfg, err
 			}

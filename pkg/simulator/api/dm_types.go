@@ -30,9 +30,14 @@ type DMClusterState struct {
 	// Deletes are the `DELETE /apis/v1alpha1/members/{master|worker}/{name}` requests, oldest first.
 	Deletes []DMDelete `json:"deletes"`
 	Faults  []Fault    `json:"faults"`
-	// TLSRequests and PlainRequests count the dm-master API requests received over TLS and plain HTTP.
+	// TLSOnly: the DMCluster's dm-master server Secret `<dc>-dm-master-cluster-secret` exists, so
+	// dm-master refuses plain HTTP and advertises https URLs.
+	TLSOnly bool `json:"tlsOnly"`
+	// TLSRequests and PlainRequests count the dm-master API requests served over TLS and plain HTTP,
+	// PlainRefused the plain ones a TLS-only dm-master refused.
 	TLSRequests   uint64 `json:"tlsRequests"`
 	PlainRequests uint64 `json:"plainRequests"`
+	PlainRefused  uint64 `json:"plainRefused"`
 }
 
 // DMMaster is a dm-master member: a Running dm-master pod that joined and was not deleted since.
