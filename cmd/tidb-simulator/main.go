@@ -1,6 +1,7 @@
 // Command tidb-simulator answers the PD, TiKV, TiFlash, TiDB, TiCDC, TiProxy and Pump HTTP APIs of TiDB clusters whose
 // pods run on a control plane without real containers (kube-apiserver + KWOK): it watches the pods labelled
-// app.kubernetes.io/managed-by=tidb-operator and simulates one TiDB cluster per TidbCluster instance.
+// app.kubernetes.io/managed-by=tidb-operator and simulates one TiDB cluster per TidbCluster instance, and the
+// dm-master HTTP API of each DMCluster (pods labelled app.kubernetes.io/name=dm-cluster).
 // Point the operator at it with HTTP_PROXY=http://<listen> NO_PROXY=127.0.0.1,localhost; see
 // docs/simulator.md.
 package main

@@ -41,6 +41,7 @@ func (s *Server) adminRoutes() *http.ServeMux {
 	mux.HandleFunc("DELETE "+cluster+"/faults/{id}", s.handleDeleteFault)
 	mux.HandleFunc("GET "+api.PathPrefix+"/timings", s.handleGetTimings)
 	mux.HandleFunc("PUT "+api.PathPrefix+"/timings", s.handleSetTimings)
+	s.dmAdminRoutes(mux)
 	return mux
 }
 

@@ -90,9 +90,16 @@ func (c *Cluster) removeFault(id string) bool {
 // fault decides the answer. Matching counts as a hit; a fault whose Times are used up is removed.
 func (c *Cluster) matchFaults(comp Component, r *http.Request) faultAction {
 	var act faultAction
+	c.faults, act = applyFaults(c.faults, comp, r)
+	return act
+}
+
+// applyFaults is matchFaults over faults; it returns the faults kept and the action.
+func applyFaults(faults []*fault, comp Component, r *http.Request) ([]*fault, faultAction) {
+	var act faultAction
 	decided := false
-	kept := c.faults[:0]
-	for _, f := range c.faults {
+	kept := faults[:0]
+	for _, f := range faults {
 		if !f.matches(comp, r) || (decided && f.Kind != api.FaultLatency) {
 			kept = append(kept, f)
 			continue
@@ -110,8 +117,7 @@ func (c *Cluster) matchFaults(comp Component, r *http.Request) faultAction {
 			kept = append(kept, f)
 		}
 	}
-	c.faults = kept
-	return act
+	return kept, act
 }
 
 func (f *fault) matches(comp Component, r *http.Request) bool {

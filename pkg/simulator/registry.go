@@ -17,6 +17,9 @@ type Registry struct {
 	clusters map[ClusterKey]*Cluster
 	// links maps a heterogeneous cluster to the cluster whose PD it joins (heterogeneous.go).
 	links map[ClusterKey]ClusterKey
+	// dm holds the simulated DMClusters (dm_cluster.go), apart from the TiDB clusters: a DMCluster may
+	// share its name with a TidbCluster.
+	dm map[ClusterKey]*dmCluster
 }
 
 // NewRegistry returns an empty Registry reading time from clk; it errors when opts are invalid (negative

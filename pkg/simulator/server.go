@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -44,6 +45,9 @@ type Server struct {
 	tls *TLSAuthority
 	// secrets are the clusters' own server certificates (tls_secrets.go); nil: none are read.
 	secrets *clusterSecrets
+	// dmRoutes serves dm-master's port 8261 (dm_api.go), built once by dmMux.
+	dmOnce   sync.Once
+	dmRoutes http.Handler
 }
 
 // NewServer returns a Server over reg; clk drives injected latency, so tests can step it.
@@ -96,6 +100,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // dispatch serves one request to host (host:port), plain or inside a TLS tunnel.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, host string, viaProxy bool) {
 	if viaProxy && s.servePodIP(w, r, host) {
+		return
+	}
+	if t, ok := parseDMTarget(host, localPort(r)); ok {
+		s.serveDM(w, r, t, viaProxy)
 		return
 	}
 	t, err := parseTarget(host, localPort(r))

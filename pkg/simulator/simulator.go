@@ -4,7 +4,8 @@
 // pod a store, every TiDB pod a server, every Running TiCDC pod a capture, every Running TiProxy pod a
 // proxy, every Running Pump pod a node of the binlog registry; their readiness drives health, and a state
 // machine on an injectable clock moves stores through Disconnected, Down, Offline and Tombstone, leaders
-// between stores, TiCDC tables between captures and Pump nodes offline. Clients reach it as an HTTP proxy
+// between stores, TiCDC tables between captures and Pump nodes offline. DMClusters' dm-master API is
+// simulated apart, from their dm-master and dm-worker pods (dm_cluster.go). Clients reach it as an HTTP proxy
 // (HTTP_PROXY), through extra listen addresses, and tests drive faults through the admin API under /sim/v1.
 //
 // The package shares only JSON types (pkg/pdapi) with the operator, never its logic, so that a bug in the

@@ -194,6 +194,9 @@ func (s *Server) connectRefused(hostport string) string {
 	if ip, _, err := net.SplitHostPort(hostport); err == nil && net.ParseIP(ip) != nil {
 		return ""
 	}
+	if t, ok := parseDMTarget(hostport, ""); ok {
+		return s.reg.dmConnectRefused(t)
+	}
 	t, err := parseTarget(hostport, "")
 	if err != nil {
 		return err.Error()

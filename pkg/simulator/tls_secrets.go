@@ -93,6 +93,12 @@ func (cs *clusterSecrets) serverConfig(namespace, name string) (*tls.Config, err
 	return cfg, err
 }
 
+// exists reports whether Secret namespace/name is in the cache.
+func (cs *clusterSecrets) exists(namespace, name string) bool {
+	_, err := cs.lister.Secrets(namespace).Get(name)
+	return err == nil
+}
+
 // secretTLSConfig is the server side of a tunnel with sec's certificate, requiring client certificates
 // its ca.crt signed.
 func secretTLSConfig(sec *corev1.Secret) (*tls.Config, error) {
@@ -131,7 +137,12 @@ var errTLSNotSimulated = errors.New("TLS not simulated")
 // errTLSNotSimulated when there is neither.
 func (s *Server) tunnelConfig(hostport, host string) (*tls.Config, error) {
 	if s.secrets != nil && net.ParseIP(host) == nil {
-		if t, err := parseTarget(hostport, ""); err == nil {
+		if t, ok := parseDMTarget(hostport, ""); ok {
+			cfg, err := s.secrets.serverConfig(t.key.Namespace, dmServerSecret(t.key.Name))
+			if cfg != nil || err != nil {
+				return cfg, err
+			}
+		} else if t, err := parseTarget(hostport, ""); err == nil {
 			cfg, err := s.secrets.serverConfig(t.key.Namespace, clusterSecretName(t.key.Name, t.component()))
 			if cfg != nil || err != nil {
 				return cfg, err

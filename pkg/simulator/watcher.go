@@ -38,11 +38,13 @@ type Watcher struct {
 	namespace string
 	log       klog.Logger
 	queue     workqueue.TypedRateLimitingInterface[ClusterKey]
-	factory   informers.SharedInformerFactory
-	pods      corelisters.PodLister
-	pvcs      corelisters.PersistentVolumeClaimLister
-	tcs       *tidbClusterWatch
-	resizer   *resizer
+	// dmQueue queues the DMClusters, simulated apart (dm_watch.go).
+	dmQueue workqueue.TypedRateLimitingInterface[ClusterKey]
+	factory informers.SharedInformerFactory
+	pods    corelisters.PodLister
+	pvcs    corelisters.PersistentVolumeClaimLister
+	tcs     *tidbClusterWatch
+	resizer *resizer
 	// joined is the cluster each heterogeneous cluster joined when last observed (heterogeneous.go).
 	joinMu sync.Mutex
 	joined map[ClusterKey]ClusterKey
@@ -58,8 +60,9 @@ func NewWatcher(reg *Registry, kube kubernetes.Interface, namespace string, tcs 
 		reg: reg, kube: kube, namespace: namespace, log: log, factory: factory, tcs: tcs, joined: map[ClusterKey]ClusterKey{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[ClusterKey](),
 			workqueue.TypedRateLimitingQueueConfig[ClusterKey]{Name: "tidb-simulator"}),
-		pods: factory.Core().V1().Pods().Lister(),
-		pvcs: factory.Core().V1().PersistentVolumeClaims().Lister(),
+		dmQueue: newDMQueue(),
+		pods:    factory.Core().V1().Pods().Lister(),
+		pvcs:    factory.Core().V1().PersistentVolumeClaims().Lister(),
 	}
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    w.enqueueObject,
@@ -90,7 +93,9 @@ func (w *Watcher) Start(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
 		w.queue.ShutDown()
+		w.dmQueue.ShutDown()
 	}()
+	go w.runDM(ctx)
 	go func() {
 		for w.processNext(ctx) {
 		}
@@ -107,6 +112,10 @@ func (w *Watcher) enqueueObject(obj any) {
 	}
 	meta, ok := obj.(metav1.Object)
 	if !ok {
+		return
+	}
+	if isDMObject(meta) {
+		w.enqueueDM(meta)
 		return
 	}
 	if name := meta.GetLabels()[LabelInstance]; name != "" {
@@ -147,7 +156,7 @@ func (w *Watcher) observe(ctx context.Context, key ClusterKey) (ClusterObservati
 		pending = w.addJoinedPods(ctx, key, &obs) || pending
 	}
 	pvcs, _ := w.pvcs.PersistentVolumeClaims(key.Namespace).List(selector)
-	obs.HasPVCs = len(pvcs) > 0
+	obs.HasPVCs = len(notDM(pvcs)) > 0
 	return obs, pending
 }
 
