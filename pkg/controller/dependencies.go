@@ -66,6 +66,11 @@ type CLIConfig struct {
 	TiKVFailoverPeriod    time.Duration
 	TiDBFailoverPeriod    time.Duration
 	TiFlashFailoverPeriod time.Duration
+	// DMMasterFailoverPeriod and DMWorkerFailoverPeriod are the grace
+	// periods before a failed dm-master member is replaced and before an
+	// offline dm-worker gets an extra pod.
+	DMMasterFailoverPeriod time.Duration
+	DMWorkerFailoverPeriod time.Duration
 	// DetectNodeFailure marks failed members host-down by inspecting nodes.
 	DetectNodeFailure bool
 	// PodHardRecoveryPeriod is how long a failure lasts before host-down.
@@ -142,6 +147,8 @@ func DefaultCLIConfig() *CLIConfig {
 		TiKVFailoverPeriod:      5 * time.Minute,
 		TiDBFailoverPeriod:      5 * time.Minute,
 		TiFlashFailoverPeriod:   5 * time.Minute,
+		DMMasterFailoverPeriod:  5 * time.Minute,
+		DMWorkerFailoverPeriod:  5 * time.Minute,
 		PodHardRecoveryPeriod:   24 * time.Hour,
 		RestartToDeleteStoreGap: 10 * time.Minute,
 		TiDBBackupManagerImage:  "pingcap/tidb-backup-manager:latest",
@@ -179,12 +186,14 @@ type Dependencies struct {
 	BackupScheduleLister listers.BackupScheduleLister
 	// CompactBackupLister reads CompactBackups.
 	CompactBackupLister listers.CompactBackupLister
-	StatefulSetLister   appslisters.StatefulSetLister
-	DeploymentLister    appslisters.DeploymentLister
-	ServiceLister       corelisters.ServiceLister
-	ConfigMapLister     corelisters.ConfigMapLister
-	PodLister           corelisters.PodLister
-	PVCLister           corelisters.PersistentVolumeClaimLister
+	// DMClusterLister reads DMClusters.
+	DMClusterLister   listers.DMClusterLister
+	StatefulSetLister appslisters.StatefulSetLister
+	DeploymentLister  appslisters.DeploymentLister
+	ServiceLister     corelisters.ServiceLister
+	ConfigMapLister   corelisters.ConfigMapLister
+	PodLister         corelisters.PodLister
+	PVCLister         corelisters.PersistentVolumeClaimLister
 	// PVLister caches the PVs the operator labelled; nil unless
 	// CLIConfig.ManagePersistentVolumes.
 	PVLister             corelisters.PersistentVolumeLister
@@ -266,6 +275,7 @@ func newDependencies(cfg *CLIConfig, kube kubernetes.Interface, pc versioned.Int
 		RestoreLister:        pingcap.Restores().Lister(),
 		BackupScheduleLister: pingcap.BackupSchedules().Lister(),
 		CompactBackupLister:  pingcap.CompactBackups().Lister(),
+		DMClusterLister:      pingcap.DMClusters().Lister(),
 		StatefulSetLister:    kubeFactory.Apps().V1().StatefulSets().Lister(),
 		DeploymentLister:     kubeFactory.Apps().V1().Deployments().Lister(),
 		ServiceLister:        kubeFactory.Core().V1().Services().Lister(),

@@ -51,6 +51,7 @@ func NewEnv(deps *Dependencies) *component.Env {
 		FailoverPeriods: map[string]time.Duration{
 			components.PD.Name: cfg.PDFailoverPeriod, components.TiKV.Name: cfg.TiKVFailoverPeriod,
 			components.TiDB.Name: cfg.TiDBFailoverPeriod, components.TiFlash.Name: cfg.TiFlashFailoverPeriod,
+			"dm-master": cfg.DMMasterFailoverPeriod, "dm-worker": cfg.DMWorkerFailoverPeriod,
 		},
 		NodeFailure: component.NodeFailureConfig{
 			Detect: cfg.DetectNodeFailure, HardRecoveryPeriod: cfg.PodHardRecoveryPeriod,

@@ -46,6 +46,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"CompactBackup":    v1alpha1.SchemeGroupVersion.WithResource("compactbackups"),
 	"TidbDashboard":    v1alpha1.SchemeGroupVersion.WithResource("tidbdashboards"),
 	"TidbNGMonitoring": v1alpha1.SchemeGroupVersion.WithResource("tidbngmonitorings"),
+	"DMCluster":        v1alpha1.SchemeGroupVersion.WithResource("dmclusters"),
 	"TidbInitializer":  v1alpha1.SchemeGroupVersion.WithResource("tidbinitializers"),
 	"TidbMonitor":      v1alpha1.SchemeGroupVersion.WithResource("tidbmonitors"),
 	"ConfigMap":        {Version: "v1", Resource: "configmaps"},

@@ -331,7 +331,7 @@ func TestChartShipsTheCRDs(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "compactbackups.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com",
+	want := []string{"backups.pingcap.com", "backupschedules.pingcap.com", "compactbackups.pingcap.com", "dmclusters.pingcap.com", "restores.pingcap.com", "tidbclusters.pingcap.com",
 		"tidbdashboards.pingcap.com", "tidbinitializers.pingcap.com", "tidbmonitors.pingcap.com", "tidbngmonitorings.pingcap.com"}
 	if !slices.Equal(names, want) {
 		t.Errorf("helm template --include-crds renders CRDs %v, want %v", names, want)

@@ -62,6 +62,8 @@ var unusedGrants = map[string]string{
 	"update pingcap.com/tidbmonitors/finalizers":      "blockOwnerDeletion on a monitor's children",
 	"update pingcap.com/tidbdashboards/finalizers":    "blockOwnerDeletion on a dashboard's children",
 	"update pingcap.com/tidbngmonitorings/finalizers": "blockOwnerDeletion on NG Monitoring's children",
+	"update pingcap.com/dmclusters/finalizers":        "blockOwnerDeletion on a DM cluster's children",
+	"get pingcap.com/dmclusters":                      "granted on to each DM cluster's discovery Role",
 }
 
 // auditEvent is the part of an audit.k8s.io/v1 Event this test reads.

@@ -105,6 +105,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.TiKVFailoverPeriod, "tikv-failover-period", c.TiKVFailoverPeriod, "Grace period before a Down TiKV store is replaced.")
 	fs.DurationVar(&c.TiDBFailoverPeriod, "tidb-failover-period", c.TiDBFailoverPeriod, "Grace period before an unhealthy TiDB server is replaced.")
 	fs.DurationVar(&c.TiFlashFailoverPeriod, "tiflash-failover-period", c.TiFlashFailoverPeriod, "Grace period before a Down TiFlash store is replaced.")
+	fs.DurationVar(&c.DMMasterFailoverPeriod, "dm-master-failover-period", c.DMMasterFailoverPeriod, "Grace period before a failed dm-master member is replaced.")
+	fs.DurationVar(&c.DMWorkerFailoverPeriod, "dm-worker-failover-period", c.DMWorkerFailoverPeriod, "Grace period before an offline dm-worker gets an extra pod.")
 	fs.BoolVar(&c.DetectNodeFailure, "detect-node-failure", false, "Mark failed PD members and TiKV/TiFlash stores host-down when their node is NotReady/Unknown or has RODiskFound, or the failure outlasts --pod-hard-recovery-period; clusters annotated app.kubernetes.io/auto-failure-recovery=true then get such members replaced.")
 	fs.DurationVar(&c.PodHardRecoveryPeriod, "pod-hard-recovery-period", c.PodHardRecoveryPeriod, "How long a failure lasts before its member is considered host-down.")
 	fs.StringVar(&c.TiDBBackupManagerImage, "tidb-backup-manager-image", c.TiDBBackupManagerImage, "Image of backup and restore jobs.")

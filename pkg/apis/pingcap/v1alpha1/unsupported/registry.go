@@ -84,6 +84,7 @@ func ByKind() map[string][]string {
 		"Restore":          Paths(Restore),
 		"BackupSchedule":   Paths(BackupSchedule),
 		"CompactBackup":    Paths(CompactBackup),
+		"DMCluster":        Paths(DMCluster),
 	}
 }
 

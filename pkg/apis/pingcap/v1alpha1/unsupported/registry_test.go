@@ -41,8 +41,9 @@ func TestEveryEntryIsNamedOnceSet(t *testing.T) {
 	checkRegistry(t, "Restore", Restore)
 	checkRegistry(t, "BackupSchedule", BackupSchedule)
 	checkRegistry(t, "CompactBackup", CompactBackup)
-	if len(ByKind()) != 9 {
-		t.Errorf("ByKind has %d kinds, want the 9 served", len(ByKind()))
+	checkRegistry(t, "DMCluster", DMCluster)
+	if len(ByKind()) != 10 {
+		t.Errorf("ByKind has %d kinds, want the 10 served", len(ByKind()))
 	}
 }
 
