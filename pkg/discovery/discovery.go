@@ -4,7 +4,8 @@
 // told to bootstrap a one-member cluster (--initial-cluster), every other PD
 // is told to join the members PD already has (--join). The package also
 // answers /verify for TiKV across Kubernetes clusters and proxies the PD
-// dashboard (port 10262).
+// dashboard (port 10262). Run for a DMCluster (Discovery.WithDM), it answers
+// dm-master's start script the same way (DiscoverDM).
 //
 // The service reads the TidbCluster live on every request (its Role grants
 // only `get` on the one TidbCluster), and keeps in memory nothing but the set
@@ -71,8 +72,12 @@ type Discovery struct {
 	clusters  ClusterGetter
 	pdClient  PDClientFunc
 
-	mu    sync.Mutex
-	peers map[string]*peerSet // by namespace/name
+	dmClusters DMClusterGetter // nil unless WithDM
+	dmClient   DMClientFunc
+
+	mu      sync.Mutex
+	peers   map[string]*peerSet // by namespace/name
+	dmPeers map[string]*peerSet // DMClusters, by namespace/name
 }
 
 // peerSet is the set of pods that asked since the TidbCluster last changed.
@@ -92,6 +97,7 @@ func New(namespace, tcName string, clusters ClusterGetter, pdClient PDClientFunc
 		clusters:  clusters,
 		pdClient:  pdClient,
 		peers:     map[string]*peerSet{},
+		dmPeers:   map[string]*peerSet{},
 	}
 }
 
