@@ -26,9 +26,10 @@ import (
 )
 
 // ErrInvalidRequest marks a request the caller got wrong (undecodable base64,
-// a host that is not a PD peer address, another namespace, an unsupported
-// register type). Retrying the same request cannot succeed; the HTTP handler
-// answers 400 for it and 500 for every other error.
+// a host that is not a PD peer address, another namespace). Retrying the
+// same request cannot succeed; the HTTP handler answers 400 for it and 500
+// for every other error — an unknown register type and every DM error
+// included, as the TiDB Operator answers them.
 var ErrInvalidRequest = errors.New("invalid discovery request")
 
 // ClusterGetter reads a TidbCluster live from the API server. Discovery calls
