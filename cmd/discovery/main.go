@@ -1,8 +1,9 @@
-// Command tidb-discovery is the per-TidbCluster discovery service: it tells
+// Command tidb-discovery is the per-cluster discovery service: it tells
 // each new PD pod whether to bootstrap the PD cluster or join it, answers
 // /verify for TiKV across Kubernetes clusters, and proxies the PD dashboard.
 // The operator runs one as Deployment <tc>-discovery with TC_NAME and
-// MY_POD_NAMESPACE set. See docs/discovery.md and package pkg/discovery.
+// MY_POD_NAMESPACE set, and one per DMCluster as <dc>-dm-discovery with
+// TC_NAME=<dc>, which dm-master asks the same way (/new/{b64}/dm). See docs/discovery.md and package pkg/discovery.
 package main
 
 import (

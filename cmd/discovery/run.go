@@ -13,6 +13,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -20,6 +21,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/discovery"
+	"github.com/kubetidb/tidb-operator/pkg/dmapi"
 	"github.com/kubetidb/tidb-operator/pkg/pdapi"
 	"github.com/kubetidb/tidb-operator/pkg/version"
 )
@@ -52,7 +54,11 @@ func run(ctx context.Context, o *options) error {
 	// One http.Client for every PD URL, so that plain connections are pooled.
 	pdHTTP := &http.Client{Timeout: o.pdTimeout, Transport: transport}
 	pdClient := func(url string) discovery.MembersGetter { return pdapi.NewClientWithHTTP(url, pdHTTP) }
-	d := discovery.New(o.namespace, o.tcName, clusters, pdClient)
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build Kubernetes client: %w", err)
+	}
+	d := discovery.New(o.namespace, o.tcName, clusters, pdClient).WithDM(dmClusters(pc), dmClients(kc, o.pdTimeout))
 
 	specs := []serverSpec{{name: "discovery", addr: o.addr, handler: discovery.NewHandler(d), tls: serverTLS}}
 	if o.proxyAddr != "" {
@@ -65,6 +71,30 @@ func run(ctx context.Context, o *options) error {
 	klog.FromContext(ctx).Info("starting tidb-discovery", "version", version.Get().GitVersion,
 		"pdTLS", o.pdTLS, "discoveryMTLS", o.serverMTLS)
 	return serve(ctx, specs, o.shutdownGrace)
+}
+
+// dmClusters reads DMClusters live through pc, for /new/{b64}/dm.
+func dmClusters(pc versioned.Interface) discovery.DMClusterGetterFunc {
+	return func(ctx context.Context, ns, name string) (*v1alpha1.DMCluster, error) {
+		return pc.PingcapV1alpha1().DMClusters(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+}
+
+// dmClients returns cached dm-master clients bounded by timeout; a TLS
+// DMCluster's client presents Secret <dc>-dm-client-secret, read through kc
+// (the DM discovery Role grants get on Secrets).
+func dmClients(kc kubernetes.Interface, timeout time.Duration) discovery.DMClientFunc {
+	secret := func(ctx context.Context, ns, name string) (map[string][]byte, error) {
+		s, err := kc.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("get Secret %s/%s: %w", ns, name, err)
+		}
+		return s.Data, nil
+	}
+	ctl := dmapi.NewControl(dmapi.SecretTLS(secret), timeout)
+	return func(ns, dcName string, tlsEnabled bool) discovery.MastersGetter {
+		return ctl.GetClient(ns, dcName, dmapi.Options{TLSEnabled: tlsEnabled})
+	}
 }
 
 // serverSpec is one listener of the process.

@@ -4,7 +4,8 @@
 // told to bootstrap a one-member cluster (--initial-cluster), every other PD
 // is told to join the members PD already has (--join). The package also
 // answers /verify for TiKV across Kubernetes clusters and proxies the PD
-// dashboard (port 10262).
+// dashboard (port 10262). Run for a DMCluster (Discovery.WithDM), it answers
+// dm-master's start script the same way (DiscoverDM).
 //
 // The service reads the TidbCluster live on every request (its Role grants
 // only `get` on the one TidbCluster), and keeps in memory nothing but the set
@@ -25,9 +26,10 @@ import (
 )
 
 // ErrInvalidRequest marks a request the caller got wrong (undecodable base64,
-// a host that is not a PD peer address, another namespace, an unsupported
-// register type). Retrying the same request cannot succeed; the HTTP handler
-// answers 400 for it and 500 for every other error.
+// a host that is not a PD peer address, another namespace). Retrying the
+// same request cannot succeed; the HTTP handler answers 400 for it and 500
+// for every other error — an unknown register type and every DM error
+// included, as the TiDB Operator answers them.
 var ErrInvalidRequest = errors.New("invalid discovery request")
 
 // ClusterGetter reads a TidbCluster live from the API server. Discovery calls
@@ -71,8 +73,12 @@ type Discovery struct {
 	clusters  ClusterGetter
 	pdClient  PDClientFunc
 
-	mu    sync.Mutex
-	peers map[string]*peerSet // by namespace/name
+	dmClusters DMClusterGetter // nil unless WithDM
+	dmClient   DMClientFunc
+
+	mu      sync.Mutex
+	peers   map[string]*peerSet // by namespace/name
+	dmPeers map[string]*peerSet // DMClusters, by namespace/name
 }
 
 // peerSet is the set of pods that asked since the TidbCluster last changed.
@@ -92,6 +98,7 @@ func New(namespace, tcName string, clusters ClusterGetter, pdClient PDClientFunc
 		clusters:  clusters,
 		pdClient:  pdClient,
 		peers:     map[string]*peerSet{},
+		dmPeers:   map[string]*peerSet{},
 	}
 }
 

@@ -15,19 +15,22 @@ import (
 const (
 	// RegisterTypePD asks for pd-server arguments; the default.
 	RegisterTypePD = "pd"
-	// RegisterTypeDM asks for dm-master arguments; not supported yet.
+	// RegisterTypeDM asks for dm-master arguments (Discovery.DiscoverDM).
 	RegisterTypeDM = "dm"
 )
 
 // Handler serves the discovery API (port 10261). Every answer is plain text:
 //
 //	GET /new/{base64(advertisePeerURL)}                  pd-server arguments (Discovery.Discover)
-//	GET /new/{base64(advertisePeerURL)}/{registerType}   registerType "pd"; "dm" answers 400
+//	GET /new/{base64(advertisePeerURL)}/pd               the same
+//	GET /new/{base64(advertisePeerURL)}/dm               dm-master arguments (Discovery.DiscoverDM)
 //	GET /verify/{base64(pdURL)}                          PD addresses for TiKV (Discovery.Verify)
 //	GET /healthz                                         "ok"
 //
-// Malformed requests answer 400 with the reason; every other failure answers
-// 500 with the error text, which the start scripts log before retrying.
+// Malformed requests answer 400 with the reason; every other failure (an
+// unknown register type and every DM error included, as the TiDB Operator
+// answers them) answers 500 with the error text, which the start scripts log
+// before retrying.
 type Handler struct {
 	d *Discovery
 }
@@ -60,17 +63,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveNew answers GET /new/{b64}[/{registerType}] with pd-server arguments.
+// serveNew answers GET /new/{b64}[/{registerType}] with pd-server or
+// dm-master arguments.
 func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, rest string) {
 	peerURL, registerType, err := splitNewPath(rest)
-	if err == nil {
-		err = checkRegisterType(registerType)
-	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	args, err := h.d.Discover(r.Context(), peerURL)
+	var args string
+	switch registerType {
+	case RegisterTypePD, "":
+		args, err = h.d.Discover(r.Context(), peerURL)
+	case RegisterTypeDM:
+		args, err = h.d.DiscoverDM(r.Context(), peerURL)
+	default:
+		err = fmt.Errorf("invalid register-type %q (want %q or %q)", registerType, RegisterTypePD, RegisterTypeDM)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -119,18 +128,6 @@ func splitNewPath(rest string) (peerURL, registerType string, err error) {
 	}
 	_, err = decodeSegment(rest)
 	return "", "", fmt.Errorf("%w: advertise peer URL: %w", ErrInvalidRequest, err)
-}
-
-// checkRegisterType accepts "pd" and an empty type (a trailing slash).
-func checkRegisterType(t string) error {
-	switch t {
-	case RegisterTypePD, "":
-		return nil
-	case RegisterTypeDM:
-		return fmt.Errorf("%w: register type %q is not supported", ErrInvalidRequest, t)
-	default:
-		return fmt.Errorf("%w: unknown register type %q (want %q)", ErrInvalidRequest, t, RegisterTypePD)
-	}
 }
 
 // decodeSegment decodes standard base64 and trims surrounding white space:

@@ -50,13 +50,13 @@ and the Role in the release namespace (namespaced mode).
 {{- define "tidb-operator.rules" -}}
 # TidbClusters, Backups, Restores, BackupSchedules: informers (watch; list where the API server
 # cannot stream an informer's initial list as a watch). A BackupSchedule re-reads a Backup whose create
-# answered AlreadyExists (get); each cluster's discovery Role is granted get on its TidbCluster, which
-# RBAC allows only to a holder of it.
+# answered AlreadyExists (get); each cluster's discovery Role is granted get on its TidbCluster (and
+# each DMCluster's <dc>-dm-discovery Role get on its DMCluster), which RBAC allows only to a holder of it.
 - apiGroups: [pingcap.com]
   resources: [tidbclusters, backups, restores, backupschedules]
   verbs: [list, watch]
 - apiGroups: [pingcap.com]
-  resources: [tidbclusters, backups]
+  resources: [tidbclusters, dmclusters, backups]
   verbs: [get]
 # A TidbCluster's own annotations record rollout progress that must survive an operator restart
 # (TiDB's smooth upgrade: tidb.pingcap.com/smooth-upgrade-*), by merge patch.

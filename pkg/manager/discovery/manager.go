@@ -1,7 +1,9 @@
 // Package discovery is the member manager of the per-cluster discovery
 // service that PD's start script asks whether to bootstrap or join. It
 // applies a ServiceAccount, Role, RoleBinding, Service and Deployment, all
-// named <tc>-discovery; the discovery process itself is cmd/discovery.
+// named <tc>-discovery (Manager), or <dc>-dm-discovery for a DMCluster,
+// whose dm-masters ask it the same way (DMManager); the discovery process
+// itself is cmd/discovery.
 package discovery
 
 import (

@@ -3,7 +3,6 @@ package discovery
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1/defaulting"
 )
 
@@ -16,14 +15,14 @@ const (
 )
 
 // setServiceAccountToken applies spec.discovery.automountServiceAccountToken
-// to the discovery pod. The discovery server reads the TidbCluster through
+// (through acc) to the discovery pod. The discovery server reads its cluster through
 // the API server, so with false — the pod opts out of the automatic mount,
 // as policies such as "block automount" require — it mounts the same
 // credentials explicitly, as the TiDB Operator does: a projected volume
 // with a bound token, the cluster's CA (ConfigMap kube-root-ca.crt) and the
 // namespace, where client-go's in-cluster config reads them.
-func setServiceAccountToken(tc *v1alpha1.TidbCluster, pod *corev1.PodSpec) {
-	auto := defaulting.NewComponentAccessor(tc, defaulting.ComponentDiscovery).AutomountServiceAccountToken()
+func setServiceAccountToken(acc defaulting.ComponentAccessor, pod *corev1.PodSpec) {
+	auto := acc.AutomountServiceAccountToken()
 	if auto == nil {
 		return
 	}
