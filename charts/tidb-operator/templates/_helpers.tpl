@@ -123,13 +123,12 @@ and the Role in the release namespace (namespaced mode).
 - apiGroups: [pingcap.com]
   resources: [compactbackups/finalizers]
   verbs: [update]
-# DMClusters: cached (list/watch), read live by their discovery (get: each DM cluster's discovery
-# Role is granted get on its DMCluster, which RBAC allows only to a holder of it), status written
+# DMClusters: cached (list/watch; get above, for their discovery Roles), status written
 # through the subresource (a UID-guarded JSON patch), and the finalizers subresource for the
 # blockOwnerDeletion owner references of their children (see tidbclusters below).
 - apiGroups: [pingcap.com]
   resources: [dmclusters]
-  verbs: [get, list, watch]
+  verbs: [list, watch]
 - apiGroups: [pingcap.com]
   resources: [dmclusters/status]
   verbs: [patch]
