@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"testing"
 )
 
 // chaosAction is a user action of chaos mode.
@@ -209,4 +210,35 @@ func podToDelete(rng *rand.Rand, a chaosAction) string {
 		from = []string{"tidb"}
 	}
 	return "basic-" + from[rng.Intn(len(from))] + "-0"
+}
+
+// TestChaosPlanReplays: a seed gives the same plans every time, within the bounds; another seed
+// gives other plans.
+func TestChaosPlanReplays(t *testing.T) {
+	a := planChaos(rand.New(rand.NewSource(42)), 3, 90)
+	b := planChaos(rand.New(rand.NewSource(42)), 3, 90)
+	c := planChaos(rand.New(rand.NewSource(43)), 3, 90)
+	if planText(a) != planText(b) {
+		t.Fatalf("seed 42 drew two different plans:\n%s\n%s", planText(a), planText(b))
+	}
+	if planText(a) == planText(c) {
+		t.Fatalf("seeds 42 and 43 drew the same plans")
+	}
+	for _, plan := range a {
+		m := chaosModel{pd: 3, tikv: 3, tidb: 2}
+		for _, st := range plan {
+			switch st.action {
+			case actScalePD:
+				m.pd = st.to
+			case actScaleTiKV:
+				m.tikv = st.to
+			case actScaleTiDB, actPause:
+				m.tidb = st.to
+			}
+			if m.pd < chaosPDMin || m.pd > chaosPDMax || m.tikv < chaosTiKVMin || m.tikv > chaosTiKVMax ||
+				m.tidb < chaosTiDBMin || m.tidb > chaosTiDBMax {
+				t.Errorf("step %s leaves PD %d, TiKV %d, TiDB %d: out of bounds", st, m.pd, m.tikv, m.tidb)
+			}
+		}
+	}
 }
