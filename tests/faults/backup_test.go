@@ -90,8 +90,9 @@ func jobFailed(idx cache.Indexer, name string, uid types.UID) bool {
 	return false
 }
 
-// startBackup applies the backup-manager's RBAC and creates Backup name of the scenario's cluster, to S3.
-func (s *sc) startBackup(name string) {
+// startBackup applies the backup-manager's RBAC and creates Backup name of the scenario's cluster, to
+// S3, edited by mutate.
+func (s *sc) startBackup(name string, mutate ...func(*v1alpha1.Backup)) {
 	s.t.Helper()
 	s.applyBackupRBAC()
 	b := &v1alpha1.Backup{
@@ -102,6 +103,9 @@ func (s *sc) startBackup(name string) {
 			StorageProvider: v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{
 				Provider: "aws", Bucket: "backups", Prefix: name, SecretName: "s3-secret"}},
 		},
+	}
+	for _, m := range mutate {
+		m(b)
 	}
 	if _, err := s.pc.PingcapV1alpha1().Backups(s.env.Namespace).Create(s.env.Ctx, b, metav1.CreateOptions{}); err != nil {
 		s.t.Fatalf("create Backup %s: %v", name, err)

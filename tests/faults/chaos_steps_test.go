@@ -181,13 +181,19 @@ func (cc *chaosCluster) recreate() {
 
 // backup runs a Backup to S3: its Job created, the fault (the Job's pod deleted among others), the
 // Job completed by KWOK and the backup-manager's Complete written; job-once judges every Job.
+//
+// The backup Job has backoffLimit 0, so a deleted pod that had started fails the Job (whether it had
+// depends on timing; the first 10-minute chaos run met it): the Backup is retried under its
+// backoffRetryPolicy, which the operator must do with a new Job only once the failed one is Failed.
 func (cc *chaosCluster) backup(st chaosStep) {
 	s := cc.s
 	if !cc.rbacApplied {
 		s.applyBackupRBAC()
 		cc.rbacApplied = true
 	}
-	s.startBackup(st.value)
+	s.startBackup(st.value, func(b *v1alpha1.Backup) {
+		b.Spec.BackoffRetryPolicy = v1alpha1.BackoffRetryPolicy{MinRetryDuration: "2s", MaxRetryTimes: 2, RetryTimeout: "10m"}
+	})
 	s.waitJob("backup-"+st.value, nil)
 	if st.fault == fltJobPodDeleted {
 		s.deleteJobPods("backup-" + st.value)
