@@ -61,6 +61,20 @@ faults: build
 	@FAULTS=$${FAULTS:-all} TEST_PKGS=./tests/faults GO_TEST_FLAGS="-timeout 45m $${GO_TEST_FLAGS:-}" hack/test-integration.sh; \
 	status=$$?; cat $(OUTPUT)/faults/figures.md 2>/dev/null || echo "no figures written"; exit $$status
 
+## chaos: chaos mode of the fault suite (FAULTS=chaos, docs/reliability.md): a seeded random sequence of
+## user actions and faults on CHAOS_CLUSTERS (default 3) clusters at once, planned for DURATION (default
+## 10m); SEED (default: from the clock) is printed, and the same SEED and DURATION replay the same
+## sequence. Prints the figures and the plan, also kept in $(OUTPUT)/faults/chaos.md
+DURATION ?= 10m
+.PHONY: chaos
+chaos: $(TOOLS_PREREQ)
+	@rm -f $(OUTPUT)/faults/chaos.md
+	@seed=$${SEED:-$$(date +%s)}; echo "chaos: SEED=$$seed DURATION=$(DURATION) CHAOS_CLUSTERS=$${CHAOS_CLUSTERS:-3}"; \
+	FAULTS=chaos CHAOS_SEED=$$seed CHAOS_DURATION=$(DURATION) CHAOS_CLUSTERS=$${CHAOS_CLUSTERS:-3} TEST_PKGS=./tests/faults \
+	  GO_TEST_FLAGS="-run ^TestChaos$$ -timeout $${CHAOS_TIMEOUT:-6h} $${GO_TEST_FLAGS:-}" hack/test-integration.sh; \
+	status=$$?; cat $(OUTPUT)/faults/chaos.md 2>/dev/null || echo "no chaos figures written"; \
+	echo "replay: make chaos SEED=$$seed DURATION=$(DURATION) CHAOS_CLUSTERS=$${CHAOS_CLUSTERS:-3}"; exit $$status
+
 ## fuzz: each Go fuzz target for FUZZTIME (default 2m): decoding, defaulting, validation, the pd/tikv/
 ## tidb/discovery builders and render, seeded from examples/ and the tests/badinput corpus. Their seeds
 ## alone run in test-unit (plain go test runs every f.Add input).

@@ -29,6 +29,9 @@ const invBackupJobOnce invariant = "job-once"
 // jobLedger is what the checker knows of the Jobs of each Backup (by its UID). Guarded by checker.mu.
 type jobLedger struct {
 	jobs map[types.UID]map[types.UID]string // Backup UID → Job UID → Job name
+	// failed are the Jobs the informer has seen Failed: a retry deletes the failed Job before it
+	// creates the next one of the same name, so the cache alone no longer shows that it failed.
+	failed map[types.UID]bool
 }
 
 // addJobHandler judges every Job the informer sees for the first time that a Backup, a Restore or a
@@ -36,7 +39,11 @@ type jobLedger struct {
 func (c *checker) addJobHandler(f informers.SharedInformerFactory) error {
 	jobs := f.Batch().V1().Jobs().Informer()
 	idx := jobs.GetIndexer()
-	_, err := jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { c.onJob(idx, obj.(*batchv1.Job)) }})
+	_, err := jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.onJob(idx, obj.(*batchv1.Job)) },
+		UpdateFunc: func(_, obj any) { c.noteJobFailed(obj) },
+		DeleteFunc: c.noteJobFailed,
+	})
 	if err != nil {
 		return fmt.Errorf("add the Job handler: %w", err)
 	}
@@ -63,7 +70,7 @@ func (c *checker) onJob(idx cache.Indexer, job *batchv1.Job) {
 			c.mu.Unlock()
 			return
 		}
-		if !jobFailed(idx, name, uid) {
+		if !c.ledger.failed[uid] && !jobFailed(idx, name, uid) {
 			live = append(live, name)
 		}
 	}
@@ -73,25 +80,47 @@ func (c *checker) onJob(idx cache.Indexer, job *batchv1.Job) {
 		job.Name, owner.Kind, owner.Name, live)
 }
 
+// noteJobFailed records a Job seen Failed (on an update, or in its last state when deleted).
+func (c *checker) noteJobFailed(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	job, ok := obj.(*batchv1.Job)
+	if !ok || !jobHasFailed(job) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ledger.failed == nil {
+		c.ledger.failed = map[types.UID]bool{}
+	}
+	c.ledger.failed[job.UID] = true
+}
+
+func jobHasFailed(j *batchv1.Job) bool {
+	for _, cd := range j.Status.Conditions {
+		if cd.Type == batchv1.JobFailed && cd.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // jobFailed: the Job name (with uid) is in the cache and Failed; one gone from the cache was deleted
 // (by the operator's retry, after it failed) and counts as failed only if the cache saw it fail.
 func jobFailed(idx cache.Indexer, name string, uid types.UID) bool {
 	for _, o := range idx.List() {
 		j := o.(*batchv1.Job)
 		if j.Name == name && j.UID == uid {
-			for _, cd := range j.Status.Conditions {
-				if cd.Type == batchv1.JobFailed && cd.Status == corev1.ConditionTrue {
-					return true
-				}
-			}
-			return false
+			return jobHasFailed(j)
 		}
 	}
 	return false
 }
 
-// startBackup applies the backup-manager's RBAC and creates Backup name of the scenario's cluster, to S3.
-func (s *sc) startBackup(name string) {
+// startBackup applies the backup-manager's RBAC and creates Backup name of the scenario's cluster, to
+// S3, edited by mutate.
+func (s *sc) startBackup(name string, mutate ...func(*v1alpha1.Backup)) {
 	s.t.Helper()
 	s.applyBackupRBAC()
 	b := &v1alpha1.Backup{
@@ -102,6 +131,9 @@ func (s *sc) startBackup(name string) {
 			StorageProvider: v1alpha1.StorageProvider{S3: &v1alpha1.S3StorageProvider{
 				Provider: "aws", Bucket: "backups", Prefix: name, SecretName: "s3-secret"}},
 		},
+	}
+	for _, m := range mutate {
+		m(b)
 	}
 	if _, err := s.pc.PingcapV1alpha1().Backups(s.env.Namespace).Create(s.env.Ctx, b, metav1.CreateOptions{}); err != nil {
 		s.t.Fatalf("create Backup %s: %v", name, err)

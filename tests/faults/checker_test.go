@@ -192,6 +192,25 @@ func (c *checker) checkKeyed(inv invariant, ok bool, key string, format string, 
 	v.last = now
 }
 
+// excuseWhile excuses invs (still evaluated and counted, not judged) until the returned func is
+// called: a chaos step that breaks them on purpose, as the user deleting the TidbCluster does.
+func (c *checker) excuseWhile(invs ...invariant) (restore func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	before := map[invariant]bool{}
+	for _, inv := range invs {
+		before[inv] = c.excused[inv]
+		c.excused[inv] = true
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for inv, was := range before {
+			c.excused[inv] = was
+		}
+	}
+}
+
 func (c *checker) state(ctx context.Context) (*api.ClusterState, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -8,7 +8,8 @@
 //
 // FAULTS selects the scenarios: unset runs the representative subset (what `make test` runs),
 // "all" every scenario (`make faults`), "bugs" only those exposing known bugs, otherwise a
-// comma-separated list of name fragments. FAULTS_PARALLEL (default 4) bounds concurrent scenarios.
+// comma-separated list of name fragments; "chaos" runs chaos mode alone (chaos_test.go), which
+// FAULTS unset runs a short fixed-seed slice of. FAULTS_PARALLEL (default 4) bounds concurrent scenarios.
 package faults
 
 import (
@@ -121,6 +122,9 @@ func selectScenarios(all []scenario) (picked []scenario, desc string) {
 
 // TestFaults runs the selected scenarios, in parallel, and writes the figures when all have ended.
 func TestFaults(t *testing.T) {
+	if os.Getenv("FAULTS") == "chaos" {
+		t.Skip("FAULTS=chaos runs TestChaos only")
+	}
 	picked, desc := selectScenarios(allScenarios())
 	t.Log(desc)
 	if len(picked) == 0 {
