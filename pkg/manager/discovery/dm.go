@@ -35,6 +35,9 @@ func NewDM(env *component.Env) *DMManager {
 	return &DMManager{applier: env.Writer, image: env.DiscoveryImage}
 }
 
+// Name labels the member in logs: "discovery".
+func (m *DMManager) Name() string { return "discovery" }
+
 // Sync applies the ServiceAccount, Role, RoleBinding, Service and
 // Deployment of dc, owned by dc, in that order: the RBAC objects first so
 // that the pod can read the DMCluster. An object already as built is not
