@@ -31,10 +31,14 @@ const (
 	tlsVolume  = "dm-worker-tls"
 )
 
-// newServices returns the headless <dc>-dm-worker-peer; workers have no client Service.
+// newServices returns the headless <dc>-dm-worker-peer, labelled as the
+// workers are (no used-by, as in v1.6); workers have no client Service.
 func newServices(dc *v1alpha1.DMCluster) []*corev1.Service {
-	return []*corev1.Service{component.NewStandaloneHeadlessService(dc.Namespace, names.DMWorkerPeer(dc.Name),
-		dmmaster.Labels(dc, names.DMWorkerComponent), component.Port(names.DMWorkerComponent, Port))}
+	podLabels := dmmaster.Labels(dc, names.DMWorkerComponent)
+	svc := component.NewStandaloneHeadlessService(dc.Namespace, names.DMWorkerPeer(dc.Name),
+		podLabels, component.Port(names.DMWorkerComponent, Port))
+	svc.Labels = podLabels
+	return []*corev1.Service{svc}
 }
 
 // newConfigData returns config-file (spec.worker.config as TOML, with the
