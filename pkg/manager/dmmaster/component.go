@@ -74,7 +74,7 @@ func (c *Component) StatefulSet(dc owner, configMap string) (*appsv1.StatefulSet
 	return newStatefulSet(dc, configMap)
 }
 
-// Traits: none; dm-master's pods restart one by one under the partition.
+// Traits are none: dm-master's pods restart one by one under the partition.
 func (c *Component) Traits() component.Traits { return component.Traits{} }
 
 // Client returns the dm-master client of dc, nil without a control.

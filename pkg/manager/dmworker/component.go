@@ -77,7 +77,7 @@ func (c *Component) StatefulSet(dc owner, configMap string) (*appsv1.StatefulSet
 	return newStatefulSet(dc, configMap)
 }
 
-// Traits: NoPartition, because v1.6 lets the StatefulSet controller roll
+// Traits say NoPartition, because v1.6 lets the StatefulSet controller roll
 // workers natively (spec dm.md §8).
 func (c *Component) Traits() component.Traits { return component.Traits{NoPartition: true} }
 
