@@ -38,7 +38,7 @@ type Member interface {
 // suspends in reverse registration order). Both register in env.Peers.
 func Members(env *component.Env, ctl dmapi.Control) []Member {
 	master := component.NewOwnedManager[*v1alpha1.DMCluster](dmmaster.New(ctl, env.Clock), Settings{}, env)
-	worker := component.NewOwnedManager[*v1alpha1.DMCluster](dmworker.New(ctl, env.Clock), Settings{}, env)
+	worker := component.NewOwnedManager[*v1alpha1.DMCluster](dmworker.New(ctl, env), Settings{}, env)
 	return []Member{master, worker}
 }
 

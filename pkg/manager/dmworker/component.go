@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -25,17 +26,22 @@ const WaitingForMaster = "waiting for dm-master cluster running"
 
 // Component is dm-worker as the skeleton sees it.
 type Component struct {
-	ctl   dmapi.Control
-	clock clock.PassiveClock
+	ctl      dmapi.Control
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
+	failover component.FailoverConfig
 }
 
-// New returns dm-worker asking ctl (nil asks nothing) and timing stage
-// transitions by clk (nil is the real clock).
-func New(ctl dmapi.Control, clk clock.PassiveClock) *Component {
+// New returns dm-worker asking ctl (nil asks nothing), timing stage
+// transitions by env.Clock (nil is the real clock), recording events on
+// env.Recorder (nil records none), failing over as env.Failover("dm-worker")
+// says (--auto-failover, --dm-worker-failover-period).
+func New(ctl dmapi.Control, env *component.Env) *Component {
+	clk := env.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Component{ctl: ctl, clock: clk}
+	return &Component{ctl: ctl, clock: clk, recorder: env.Recorder, failover: env.Failover(names.DMWorkerComponent)}
 }
 
 type owner = *v1alpha1.DMCluster

@@ -13,6 +13,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/dmapi"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -29,7 +30,7 @@ func worker(i, stage string) dmapi.WorkerMember {
 
 func TestGateWaitsForMasterQuorum(t *testing.T) {
 	t.Parallel()
-	c := New(nil, nil)
+	c := New(nil, &component.Env{})
 	dc := newDC(3, 1)
 	member := func(h bool) v1alpha1.MasterMember { return v1alpha1.MasterMember{Health: h} }
 	cases := []struct {
@@ -63,7 +64,7 @@ func TestObserveDeletesOfflineUndesiredWorkers(t *testing.T) {
 	fc := ctl.Cluster("ns", "basic")
 	fc.SetWorkers(worker("0", dmapi.StageBound), worker("1", dmapi.StageOffline), worker("2", dmapi.StageOffline))
 	clk := clocktesting.NewFakePassiveClock(t0)
-	c := New(ctl, clk)
+	c := New(ctl, &component.Env{Clock: clk})
 	dc := newDC(1, 2)
 	ctx := context.Background()
 	if err := c.Observe(ctx, dc, nil); err != nil {
