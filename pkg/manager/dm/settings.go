@@ -37,7 +37,7 @@ type Member interface {
 // waits for it (and, suspending, dm-worker goes first: the skeleton
 // suspends in reverse registration order). Both register in env.Peers.
 func Members(env *component.Env, ctl dmapi.Control) []Member {
-	master := component.NewOwnedManager[*v1alpha1.DMCluster](dmmaster.New(ctl, env.Clock), Settings{}, env)
+	master := component.NewOwnedManager[*v1alpha1.DMCluster](dmmaster.New(ctl, env), Settings{}, env)
 	worker := component.NewOwnedManager[*v1alpha1.DMCluster](dmworker.New(ctl, env), Settings{}, env)
 	return []Member{master, worker}
 }

@@ -7,11 +7,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/dmapi"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/apply"
 	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 	"github.com/kubetidb/tidb-operator/pkg/names"
 )
@@ -22,17 +25,31 @@ const ReasonUnhealthy = "DMMasterUnhealthy"
 
 // Component is dm-master as the skeleton sees it.
 type Component struct {
-	ctl   dmapi.Control
-	clock clock.PassiveClock
+	ctl      dmapi.Control
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
+	writer   *apply.Applier
+	pvcs     corelisters.PersistentVolumeClaimLister
+	failover component.FailoverConfig
 }
 
-// New returns dm-master asking ctl (nil asks nothing) and timing member
-// transitions by clk (nil is the real clock).
-func New(ctl dmapi.Control, clk clock.PassiveClock) *Component {
+// New returns dm-master asking ctl (nil asks nothing), over env: Clock
+// times member transitions (nil is the real clock), Recorder takes events
+// (nil: none), Writer and PVCs serve failover, which follows
+// env.Failover("dm-master") (--auto-failover, --dm-master-failover-period).
+func New(ctl dmapi.Control, env *component.Env) *Component {
+	clk := env.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Component{ctl: ctl, clock: clk}
+	return &Component{ctl: ctl, clock: clk, recorder: env.Recorder, writer: env.Writer, pvcs: env.PVCs,
+		failover: env.Failover(names.DMMasterComponent)}
+}
+
+func (c *Component) eventf(dc owner, eventType, reason, format string, args ...any) {
+	if c.recorder != nil {
+		c.recorder.Eventf(dc, eventType, reason, format, args...)
+	}
 }
 
 type owner = *v1alpha1.DMCluster

@@ -14,6 +14,7 @@ import (
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/dmapi"
 	"github.com/kubetidb/tidb-operator/pkg/flow"
+	"github.com/kubetidb/tidb-operator/pkg/manager/component"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -40,7 +41,7 @@ func fixture(t *testing.T) (*Component, *dmapi.FakeClient, *clocktesting.FakePas
 	fc.SetMasters(master("0", true), master("1", true), master("2", false))
 	fc.SetLeader("basic-dm-master-0")
 	clk := clocktesting.NewFakePassiveClock(t0)
-	return New(ctl, clk), fc, clk
+	return New(ctl, &component.Env{Clock: clk}), fc, clk
 }
 
 func TestObserveMembersLeaderAndTransitions(t *testing.T) {
