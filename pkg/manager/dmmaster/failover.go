@@ -47,7 +47,10 @@ func (c *Component) Failover(ctx context.Context, dc owner) error {
 	}
 	undeleted := c.undeletedFailure(dc)
 	started := st.StatefulSet != nil && st.StatefulSet.Replicas == dc.Spec.Master.Replicas+c.FailoverReplicas(dc)
-	if !c.failover.Enabled || !st.Synced || !(started && !c.allHealthy(dc) || undeleted != "") {
+	// Failover looks only once every pod started and a member is unhealthy,
+	// or to finish a replacement it began.
+	needed := started && !c.allHealthy(dc) || undeleted != ""
+	if !c.failover.Enabled || !st.Synced || !needed {
 		return nil
 	}
 	healthy := 0
