@@ -82,3 +82,40 @@ func TestMasterScaleInDeletesTheMemberFirst(t *testing.T) {
 		t.Fatalf("replicas %d, PVC annotations %v (sync: %v)", *sts.Spec.Replicas, pvc.Annotations, err)
 	}
 }
+
+// TestMasterUpgradeEvictsTheLeaderFirst: a new version restarts the
+// highest ordinal first; it leads, so its leadership is evicted and the
+// restart waits.
+func TestMasterUpgradeEvictsTheLeaderFirst(t *testing.T) {
+	t.Parallel()
+	f := newSyncFixture()
+	dc := parseDM(t, basicDM)
+	dc.Spec.Master.Replicas = 3
+	dc.Spec.Worker = nil
+	f.members = f.members[:1]
+	_ = f.sync(dc)
+	f.seed(t)
+	f.seedPods(t, names.DMMasterComponent, 3)
+	dmc := f.ctl.Cluster("ns", "basic")
+	dmc.SetMasters(dmapi.MasterMember{Name: "basic-dm-master-0", Alive: true}, dmapi.MasterMember{Name: "basic-dm-master-1", Alive: true},
+		dmapi.MasterMember{Name: "basic-dm-master-2", Alive: true})
+	dmc.SetLeader("basic-dm-master-2")
+	must(t, f.sync(dc)[0])
+	dc.Spec.Version = "v8.5.8"
+	err := f.sync(dc)[0]
+	// The new template is applied: the StatefulSet now has revision r2.
+	sts, gerr := f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), "basic-dm-master", metav1.GetOptions{})
+	must(t, gerr)
+	sts.Status = appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 3, CurrentRevision: "r1", UpdateRevision: "r2",
+		ObservedGeneration: sts.Generation}
+	must(t, f.inf.Apps().V1().StatefulSets().Informer().GetIndexer().Update(sts))
+	if err == nil {
+		err = f.sync(dc)[0]
+	}
+	if r := requeueReason(err); r == "" {
+		t.Fatalf("upgrade of the leader did not wait: %v", err)
+	}
+	if calls := dmc.CallsOf(dmapi.MethodEvictLeader); len(calls) != 1 || calls[0].Name != "basic-dm-master-2" {
+		t.Fatalf("evict calls = %v (sync: %v)", dmc.Calls(), err)
+	}
+}
