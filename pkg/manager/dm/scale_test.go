@@ -34,7 +34,10 @@ func (f *syncFixture) seedPods(t *testing.T, component string, n int32) {
 			create func() error
 			add    func() error
 		}{
-			{func() error { _, err := f.kube.CoreV1().Pods("ns").Create(ctx, pod, metav1.CreateOptions{}); return err },
+			{func() error {
+				_, err := f.kube.CoreV1().Pods("ns").Create(ctx, pod, metav1.CreateOptions{})
+				return err
+			},
 				func() error { return f.inf.Core().V1().Pods().Informer().GetIndexer().Update(pod) }},
 			{func() error {
 				_, err := f.kube.CoreV1().PersistentVolumeClaims("ns").Create(ctx, pvc, metav1.CreateOptions{})
