@@ -247,3 +247,12 @@ func (c *Component) PreUpgradePod(ctx context.Context, dc owner, ordinal int32) 
 	}
 	return flow.Requeue("evicting %s's leader", pod)
 }
+
+var _ component.ForceUpgrader[owner] = (*Component)(nil)
+
+// ForceUpgrade reports the tidb.pingcap.com/force-upgrade annotation while
+// dm-master's status is not synced (spec dm.md §8): a cluster that cannot
+// answer is rolled all at once, as v1.6 does with partition 0.
+func (c *Component) ForceUpgrade(dc owner) bool {
+	return component.ForceUpgradeAsked(dc) && !dc.Status.Master.Synced
+}

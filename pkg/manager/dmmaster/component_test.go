@@ -168,3 +168,22 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestForceUpgradeOnlyWhileNotSynced(t *testing.T) {
+	t.Parallel()
+	c, _, _ := fixture(t)
+	dc := newDC(3)
+	dc.Annotations = map[string]string{"tidb.pingcap.com/force-upgrade": "true"}
+	if !c.ForceUpgrade(dc) {
+		t.Fatal("force-upgrade with unsynced status not honoured")
+	}
+	dc.Status.Master.Synced = true
+	if c.ForceUpgrade(dc) {
+		t.Fatal("force-upgrade honoured while dm-master answers")
+	}
+	dc.Status.Master.Synced = false
+	dc.Annotations = nil
+	if c.ForceUpgrade(dc) {
+		t.Fatal("forced without the annotation")
+	}
+}
