@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -141,12 +142,13 @@ func (c *Component) Observe(ctx context.Context, dc owner, sts *appsv1.StatefulS
 	}
 	st.Members, st.Synced = members, true
 	st.Leader = members[leader.Name]
-	st.UnjoinedMembers = unjoined(dc, sts, members, now)
+	st.UnjoinedMembers = c.unjoined(dc, sts, members, now)
 	return nil
 }
 
-// unjoined lists the StatefulSet's pods that are not members.
-func unjoined(dc owner, sts *appsv1.StatefulSet, members map[string]v1alpha1.MasterMember, now metav1.Time) map[string]v1alpha1.UnjoinedMember {
+// unjoined lists the StatefulSet's pods that are not members, with the UID
+// of each one's data PVC when the cache has it.
+func (c *Component) unjoined(dc owner, sts *appsv1.StatefulSet, members map[string]v1alpha1.MasterMember, now metav1.Time) map[string]v1alpha1.UnjoinedMember {
 	if sts.Spec.Replicas == nil {
 		return nil
 	}
@@ -159,7 +161,14 @@ func unjoined(dc owner, sts *appsv1.StatefulSet, members map[string]v1alpha1.Mas
 		if out == nil {
 			out = map[string]v1alpha1.UnjoinedMember{}
 		}
-		out[pod] = v1alpha1.UnjoinedMember{PodName: pod, CreatedAt: now}
+		u := v1alpha1.UnjoinedMember{PodName: pod, CreatedAt: now}
+		if c.pvcs != nil {
+			name := names.PVC(names.DMMasterComponent, dc.Name, names.DMMasterComponent, o)
+			if pvc, err := c.pvcs.PersistentVolumeClaims(dc.Namespace).Get(name); err == nil {
+				u.PVCUIDSet = map[types.UID]v1alpha1.EmptyStruct{pvc.UID: {}}
+			}
+		}
+		out[pod] = u
 	}
 	return out
 }
