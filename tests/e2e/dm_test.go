@@ -87,6 +87,12 @@ func TestDMExampleReadyScalesThroughTheMemberAPI(t *testing.T) {
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "dm", "dm-cluster.yaml"), env.Namespace)
 	f.waitReady(t, "the DM example is Ready with 1 dm-master and 1 dm-worker", dmCounts(1, 1))
 	f.checkObjects(t)
+	f.waitRetained(t, "dm-master-basic-dm-master-0")
+	if dc, err := f.get(env.Ctx); err != nil {
+		t.Fatal(err)
+	} else if c := meta.FindStatusCondition(dc.Status.Conditions, "Unsupported"); c != nil && c.Status == metav1.ConditionTrue {
+		t.Errorf("the v1.6 example sets fields named not acted on: %s", c.Message)
+	}
 
 	f.patch(t, `{"spec":{"master":{"replicas":3}}}`)
 	f.waitReady(t, "3 dm-masters", dmCounts(3, 1))
@@ -115,6 +121,22 @@ func TestDMExampleReadyScalesThroughTheMemberAPI(t *testing.T) {
 	if !found {
 		t.Errorf("the scaled-in worker was never deleted from dm-master (deletes %v)", f.state(t).Deletes)
 	}
+}
+
+// waitRetained waits for the PV bound to pvc to carry pvReclaimPolicy Retain.
+func (f *dmFixture) waitRetained(t *testing.T, pvc string) {
+	t.Helper()
+	framework.WaitFor(t, f.env.Ctx, readyTimeout, "the PV of "+pvc+" is retained", func(ctx context.Context) (bool, error) {
+		claim, err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.env.Namespace).Get(ctx, pvc, metav1.GetOptions{})
+		if err != nil || claim.Spec.VolumeName == "" {
+			return false, err
+		}
+		pv, err := f.env.Kube.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain, nil
+	})
 }
 
 // checkObjects checks the names, ports and selectors v1.6 gives a DM cluster.

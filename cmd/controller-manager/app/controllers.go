@@ -47,6 +47,7 @@ var controllerBuilders = []func(*controller.Dependencies) (runner, error){
 	build(tidbngmonitoring.NewController),
 	build(tidbinitializer.NewController),
 	build(tidbmonitor.NewController),
+	newDMClusterController,
 }
 
 // build adapts a controller's constructor to controllerBuilders.

@@ -222,9 +222,13 @@ func (c *Component) PreScaleIn(ctx context.Context, dc owner, ordinal int32) err
 		}
 		return flow.Requeue("%s is transferring dm-master leader", pod)
 	}
-	if err := cl.DeleteMaster(ctx, pod); err != nil {
-		return fmt.Errorf("delete dm-master member %s: %w", pod, err)
+	if _, member := st.Members[pod]; member {
+		if err := cl.DeleteMaster(ctx, pod); err != nil {
+			return fmt.Errorf("delete dm-master member %s: %w", pod, err)
+		}
 	}
+	// Also when this sync's status no longer lists it (deleted by an earlier
+	// sync whose StatefulSet update did not land), dm-master must not.
 	masters, err := cl.GetMasters(ctx)
 	if err != nil {
 		return fmt.Errorf("list dm-master members after deleting %s: %w", pod, err)
