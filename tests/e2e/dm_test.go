@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubetidb/tidb-operator/cmd/controller-manager/app"
 	"github.com/kubetidb/tidb-operator/pkg/apis/pingcap/v1alpha1"
 	"github.com/kubetidb/tidb-operator/pkg/client/clientset/versioned"
 	"github.com/kubetidb/tidb-operator/pkg/simulator/api"
@@ -96,31 +98,73 @@ func TestDMExampleReadyScalesThroughTheMemberAPI(t *testing.T) {
 
 	f.patch(t, `{"spec":{"master":{"replicas":3}}}`)
 	f.waitReady(t, "3 dm-masters", dmCounts(3, 1))
-	f.patch(t, `{"spec":{"master":{"replicas":1}}}`)
-	f.waitReady(t, "back to 1 dm-master", dmCounts(1, 1))
+	f.patch(t, `{"spec":{"master":{"replicas":5}}}`)
+	f.waitReady(t, "5 dm-masters", dmCounts(5, 1))
+	f.patch(t, `{"spec":{"master":{"replicas":3}}}`)
+	f.waitReady(t, "back to 3 dm-masters", dmCounts(3, 1))
 	deleted := map[string]bool{}
 	for _, d := range f.state(t).Deletes {
 		if d.Kind == "master" && d.Accepted {
 			deleted[d.Name] = true
 		}
 	}
-	for _, pod := range []string{"basic-dm-master-1", "basic-dm-master-2"} {
+	for _, pod := range []string{"basic-dm-master-3", "basic-dm-master-4"} {
 		if !deleted[pod] {
 			t.Errorf("%s was scaled in without a member delete through dm-master's API (deletes %v)", pod, f.state(t).Deletes)
 		}
 	}
 
 	f.patch(t, `{"spec":{"worker":{"replicas":2}}}`)
-	f.waitReady(t, "2 dm-workers", dmCounts(1, 2))
-	f.patch(t, `{"spec":{"worker":{"replicas":1}}}`)
-	f.waitReady(t, "back to 1 dm-worker, the offline one deleted", dmCounts(1, 1))
+	f.waitReady(t, "2 dm-workers", dmCounts(3, 2))
+	f.patch(t, `{"spec":{"worker":{"replicas":3}}}`)
+	f.waitReady(t, "3 dm-workers", dmCounts(3, 3))
+	f.patch(t, `{"spec":{"worker":{"replicas":2}}}`)
+	f.waitReady(t, "back to 2 dm-workers, the offline one deleted", dmCounts(3, 2))
 	found := false
 	for _, d := range f.state(t).Deletes {
-		found = found || (d.Kind == "worker" && d.Name == "basic-dm-worker-1" && d.Accepted)
+		found = found || (d.Kind == "worker" && d.Name == "basic-dm-worker-2" && d.Accepted)
 	}
 	if !found {
 		t.Errorf("the scaled-in worker was never deleted from dm-master (deletes %v)", f.state(t).Deletes)
 	}
+}
+
+// TestDMMasterFailoverReplacesAnUnhealthyMember marks one of 3 dm-masters
+// unhealthy past the failover period: it is recorded, deleted from
+// dm-master with its pod and PVC, and rebuilt as a new member; the
+// failure is then recovered and the StatefulSet is back at 3 pods.
+func TestDMMasterFailoverReplacesAnUnhealthyMember(t *testing.T) {
+	t.Parallel()
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	f := &dmFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "basic"}
+	operator.StartManager(t, env.Namespace, func(o *app.Options) { o.Controller.DMMasterFailoverPeriod = time.Second })
+	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "dm", "dm-cluster.yaml"), env.Namespace)
+	f.patch(t, `{"spec":{"master":{"replicas":3,"maxFailoverCount":1}}}`)
+	f.waitReady(t, "3 dm-masters", dmCounts(3, 1))
+	before, err := f.get(env.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldID := before.Status.Master.Members["basic-dm-master-1"].ID
+	if err := f.sim.SetDMMasterUnhealthy(env.Ctx, env.Namespace, f.name, "basic-dm-master-1", true); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, env.Ctx, readyTimeout, "basic-dm-master-1 rebuilt as a new member", func(ctx context.Context) (bool, error) {
+		events, err := env.Kube.CoreV1().Events(env.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=DMMasterMemberDeleted"})
+		if err != nil {
+			return false, err
+		}
+		dc, err := f.get(ctx)
+		if err != nil {
+			return false, err
+		}
+		m := dc.Status.Master.Members["basic-dm-master-1"]
+		return len(events.Items) > 0 && m.ID != "" && m.ID != oldID && m.Health, nil
+	})
+	f.waitReady(t, "dm-master recovers with three healthy members", func(dc *v1alpha1.DMCluster) bool {
+		return dmCounts(3, 1)(dc) && len(dc.Status.Master.FailureMembers) == 0 && dc.Status.Master.StatefulSet.Replicas == 3
+	})
 }
 
 // waitRetained waits for the PV bound to pvc to carry pvReclaimPolicy Retain.

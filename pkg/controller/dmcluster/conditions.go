@@ -44,7 +44,7 @@ func upToDate(sts *appsv1.StatefulSetStatus) bool {
 // StatefulSet runs pods and every one is alive.
 func mastersHealthy(dc *v1alpha1.DMCluster) bool {
 	m := &dc.Status.Master
-	if int32(len(m.Members)) != dc.Spec.Master.Replicas+int32(len(m.FailureMembers)) {
+	if len(m.Members) != int(dc.Spec.Master.Replicas)+len(m.FailureMembers) {
 		return false
 	}
 	for _, mem := range m.Members {
@@ -59,7 +59,7 @@ func mastersHealthy(dc *v1alpha1.DMCluster) bool {
 // is offline.
 func workersUp(dc *v1alpha1.DMCluster) bool {
 	w := &dc.Status.Worker
-	if int32(len(w.Members)) != dc.Spec.Worker.Replicas+int32(len(w.FailureMembers)) {
+	if len(w.Members) != int(dc.Spec.Worker.Replicas)+len(w.FailureMembers) {
 		return false
 	}
 	for _, mem := range w.Members {
