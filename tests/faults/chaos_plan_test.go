@@ -185,12 +185,12 @@ func lifecycleAction(a chaosAction) bool {
 // requests: only a lifecycle action makes the operator send them without waiting for resyncs.
 // Deleting the TidbCluster is itself the break, so a recreate meets only the operator kill.
 func faultsFor(a chaosAction) []chaosFault {
-	switch {
-	case a == actRecreate:
+	switch a {
+	case actRecreate:
 		return []chaosFault{fltNone, fltKill}
-	case a == actBackup:
+	case actBackup:
 		return []chaosFault{fltNone, fltKill, fltPD5xx, fltPDUnreachable, fltPodDeleted, fltJobPodDeleted}
-	case a == actScaleTiDB || a == actPause:
+	case actScaleTiDB, actPause:
 		return []chaosFault{fltNone, fltKill, fltPD5xx, fltPDUnreachable, fltPodDeleted}
 	}
 	return []chaosFault{fltNone, fltKill, fltPD5xx, fltPDSlow, fltPDStale, fltPDUnreachable, fltPodDeleted}

@@ -79,7 +79,9 @@ func TestReadyReasonsInV16Order(t *testing.T) {
 		reason string
 		msg    string
 	}{
-		"rolling": {func(dc *v1alpha1.DMCluster) { dc.Status.Master.StatefulSet = &appsv1.StatefulSetStatus{UpdateRevision: "r2"} },
+		"rolling": {func(dc *v1alpha1.DMCluster) {
+			dc.Status.Master.StatefulSet = &appsv1.StatefulSetStatus{UpdateRevision: "r2"}
+		},
 			ReasonStatefulSetNotUpToDate, "Statefulset(s) are in progress"},
 		"master down": {func(dc *v1alpha1.DMCluster) {
 			dc.Status.Master.Members["basic-dm-master-0"] = v1alpha1.MasterMember{Health: false}
