@@ -272,3 +272,44 @@ func TestDMUpgradeEvictsTheLeaderBeforeItRestarts(t *testing.T) {
 		t.Errorf("the leader %s restarted (at %v) without an accepted eviction before: %+v", leader, started, st.Evictions)
 	}
 }
+
+// TestDMWorkerFailoverAddsAPodAndRecovers holds a deleted dm-worker pod in
+// Terminating (a finalizer) so that dm-master reports the worker offline
+// past the failover period: failover records it and adds an extra worker;
+// once the pod is back, recoverFailover removes the extra worker again.
+func TestDMWorkerFailoverAddsAPodAndRecovers(t *testing.T) {
+	t.Parallel()
+	operator.InstallCRDs(t)
+	env := framework.NewEnv(t)
+	f := &dmFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "basic"}
+	operator.StartManager(t, env.Namespace, func(o *app.Options) { o.Controller.DMWorkerFailoverPeriod = time.Second })
+	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "dm", "dm-cluster.yaml"), env.Namespace)
+	f.patch(t, `{"spec":{"worker":{"maxFailoverCount":1,"recoverFailover":true}}}`)
+	f.waitReady(t, "1 dm-master and 1 dm-worker", dmCounts(1, 1))
+
+	pods := env.Kube.CoreV1().Pods(env.Namespace)
+	hold := []byte(`{"metadata":{"finalizers":["kubetidb.test/hold"]}}`)
+	if _, err := pods.Patch(env.Ctx, "basic-dm-worker-0", types.MergePatchType, hold, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(env.Ctx, "basic-dm-worker-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitFor(t, env.Ctx, readyTimeout, "the offline worker failed over to an extra pod", func(ctx context.Context) (bool, error) {
+		dc, err := f.get(ctx)
+		if err != nil {
+			return false, err
+		}
+		_, failed := dc.Status.Worker.FailureMembers["basic-dm-worker-0"]
+		sts := dc.Status.Worker.StatefulSet
+		return failed && dc.Status.Worker.FailoverUID != "" && sts != nil && sts.Replicas == 2 &&
+			dc.Status.Worker.Members["basic-dm-worker-1"].Stage == v1alpha1.DMWorkerStateFree, nil
+	})
+	if _, err := pods.Patch(env.Ctx, "basic-dm-worker-0", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`),
+		metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitReady(t, "the failover recovered: one worker again", func(dc *v1alpha1.DMCluster) bool {
+		return dmCounts(1, 1)(dc) && len(dc.Status.Worker.FailureMembers) == 0 && dc.Status.Worker.StatefulSet.Replicas == 1
+	})
+}
