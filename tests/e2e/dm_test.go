@@ -233,9 +233,10 @@ func checkDMSelector(t *testing.T, sts *appsv1.StatefulSet, component string) {
 }
 
 // TestDMUpgradeEvictsTheLeaderBeforeItRestarts upgrades a DM cluster of 3
-// dm-masters: every dm-master pod restarts once with the new image, and the
-// leader's pod restarts only after dm-master accepted the eviction of its
-// leadership to another member.
+// dm-masters beside the basic TidbCluster of the same name: every
+// dm-master pod restarts once with the new image, the leader's pod only
+// after dm-master accepted the eviction of its leadership to another
+// member, and no pod of the TidbCluster restarts.
 func TestDMUpgradeEvictsTheLeaderBeforeItRestarts(t *testing.T) {
 	t.Parallel()
 	operator.InstallCRDs(t)
@@ -243,8 +244,10 @@ func TestDMUpgradeEvictsTheLeaderBeforeItRestarts(t *testing.T) {
 	f := &dmFixture{env: env, pc: versioned.NewForConfigOrDie(env.Config), sim: startSimulator(t, env), name: "basic"}
 	operator.StartManager(t, env.Namespace, nil)
 	framework.ApplyYAMLFile(t, env.Ctx, filepath.Join(framework.RepoRoot(), "examples", "dm", "dm-cluster.yaml"), env.Namespace)
+	deployBasic(t, env)
 	f.patch(t, `{"spec":{"master":{"replicas":3}}}`)
 	f.waitReady(t, "3 dm-masters", dmCounts(3, 1))
+	tcPods := f.tidbClusterPods(t)
 	leader := f.state(t).Leader
 	if leader == "" {
 		t.Fatal("no dm-master leader before the upgrade")
@@ -271,6 +274,27 @@ func TestDMUpgradeEvictsTheLeaderBeforeItRestarts(t *testing.T) {
 	if !evicted {
 		t.Errorf("the leader %s restarted (at %v) without an accepted eviction before: %+v", leader, started, st.Evictions)
 	}
+	if after := f.tidbClusterPods(t); fmt.Sprint(after) != fmt.Sprint(tcPods) {
+		t.Errorf("the DM upgrade restarted pods of the TidbCluster beside it: %v, then %v", tcPods, after)
+	}
+}
+
+// tidbClusterPods are the TidbCluster basic's pods, by name, with their UIDs.
+func (f *dmFixture) tidbClusterPods(t *testing.T) map[string]types.UID {
+	t.Helper()
+	list, err := f.env.Kube.CoreV1().Pods(f.env.Namespace).List(f.env.Ctx,
+		metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=tidb-cluster,app.kubernetes.io/instance=basic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]types.UID{}
+	for _, p := range list.Items {
+		out[p.Name] = p.UID
+	}
+	if len(out) == 0 {
+		t.Fatal("the TidbCluster beside the DM cluster has no pods")
+	}
+	return out
 }
 
 // TestDMWorkerFailoverAddsAPodAndRecovers holds a deleted dm-worker pod in
