@@ -103,10 +103,16 @@ func (c *Control) Sync(ctx context.Context, dc *v1alpha1.DMCluster) error {
 }
 
 // setUnsupported names what dc sets that nothing acts on (the registry's
-// DMCluster fields and unknown fields of pass-through types) in the
+// DMCluster fields, delete-slots annotations and unknown fields of
+// pass-through types) in the
 // Unsupported condition, with a Warning when the list changes.
 func (c *Control) setUnsupported(dc *v1alpha1.DMCluster, prev *v1alpha1.DMClusterStatus) {
 	fields := unsupported.Fields(unsupported.DMCluster, dc)
+	for _, key := range validation.DMDeleteSlotsAnnotations {
+		if v := strings.TrimSpace(dc.Annotations[key]); v != "" && v != "[]" {
+			fields = append(fields, "metadata.annotations."+key+" (needs Advanced StatefulSet; scale-in removes the highest ordinals)")
+		}
+	}
 	if msg := c.unknown.Report(dc); msg != "" {
 		fields = append(fields, msg)
 	}

@@ -151,3 +151,16 @@ func TestConvergedSyncWritesNothing(t *testing.T) {
 		t.Errorf("a converged sync issued %d requests: %v", n, client.Actions())
 	}
 }
+
+func TestDeleteSlotsAreNamedUnsupported(t *testing.T) {
+	dc := dm()
+	dc.Annotations = map[string]string{"dm-worker.tidb.pingcap.com/delete-slots": "[1]"}
+	got, _, err := run(t, dc, &fakeMember{name: "discovery"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(got.Status.Conditions, ConditionUnsupported)
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "dm-worker.tidb.pingcap.com/delete-slots") {
+		t.Errorf("Unsupported = %+v, want it to name the delete-slots annotation", c)
+	}
+}
