@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -48,7 +49,8 @@ func TestGoldenObjectsPass(t *testing.T) {
 
 // decodeGolden splits a golden file into documents and decodes each into
 // the type its shape reveals, since golden files carry no kind: a
-// ConfigMap has data and no spec, a workload has spec.template (a
+// Role has rules, a RoleBinding a roleRef, a ConfigMap has data and no
+// spec (a ServiceAccount, metadata alone, decodes as one too), a workload has spec.template (a
 // StatefulSet also a serviceName or claim templates), anything else with a
 // spec is a Service; a document without metadata is bare ConfigMap data.
 // Decoding is strict so that a wrong guess fails.
@@ -62,6 +64,8 @@ func decodeGolden(t *testing.T, data string) []metav1.Object {
 		var shape struct {
 			Metadata map[string]any `json:"metadata"`
 			Spec     map[string]any `json:"spec"`
+			Rules    []any          `json:"rules"`
+			RoleRef  map[string]any `json:"roleRef"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &shape); err != nil {
 			t.Fatalf("parse: %v", err)
@@ -76,6 +80,10 @@ func decodeGolden(t *testing.T, data string) []metav1.Object {
 			}
 			out = append(out, cm)
 			continue
+		case shape.Rules != nil:
+			obj = &rbacv1.Role{}
+		case shape.RoleRef != nil:
+			obj = &rbacv1.RoleBinding{}
 		case shape.Spec == nil:
 			obj = &corev1.ConfigMap{}
 		case shape.Spec["template"] != nil && (shape.Spec["serviceName"] != nil || shape.Spec["volumeClaimTemplates"] != nil):
