@@ -40,10 +40,11 @@ var resources = map[string]schema.GroupVersionResource{
 	"TidbDashboard":    {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbdashboards"},
 	"TidbNGMonitoring": {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbngmonitorings"},
 	"TidbInitializer":  {Group: "pingcap.com", Version: "v1alpha1", Resource: "tidbinitializers"},
+	"DMCluster":        {Group: "pingcap.com", Version: "v1alpha1", Resource: "dmclusters"},
 }
 
 // kinds lists the corpus kinds in the order the figures show them.
-var kinds = []string{"TidbCluster", "Backup", "Restore", "BackupSchedule", "TidbMonitor", "TidbDashboard", "TidbNGMonitoring", "TidbInitializer"}
+var kinds = []string{"TidbCluster", "Backup", "Restore", "BackupSchedule", "TidbMonitor", "TidbDashboard", "TidbNGMonitoring", "TidbInitializer", "DMCluster"}
 
 const (
 	// healthyName is the cluster that must keep converging beside the corpus.
@@ -75,15 +76,15 @@ spec:
 // rejected by the API server naming its field; or accepted, reported
 // invalid at its first sync (TidbCluster Degraded=True InvalidSpec,
 // Backup/Restore/TidbMonitor Invalid=True, TidbDashboard/TidbNGMonitoring
-// Ready=False FailedValidation, TidbInitializer's Invalid job condition,
-// and for every kind a Warning FailedValidation event) naming its field,
+// and DMCluster Ready=False FailedValidation, TidbInitializer's Invalid
+// job condition, and for every kind a Warning FailedValidation event) naming its field,
 // with no object written for it; or, where the case declares it, built and
 // reported (tls-no-secrets), built as valid (a name at the length limit),
 // or for the four monitoring and init kinds reported missing a TidbCluster,
 // Secret or ConfigMap with nothing written. Meanwhile the healthy cluster
 // becomes Ready and is scaled from 1 to 2 TiKV stores, and a valid
-// TidbMonitor, TidbDashboard, TidbNGMonitoring and TidbInitializer
-// created beside the corpus (sentinel_test.go) each get their objects
+// TidbMonitor, TidbDashboard, TidbNGMonitoring, TidbInitializer and
+// DMCluster created beside the corpus (sentinel_test.go) each get their objects
 // written. The figures per kind are logged and written to
 // _output/badinput/figures.md.
 func TestBadInputNeverStopsAHealthyCluster(t *testing.T) {
@@ -379,7 +380,7 @@ func belongsTo(o metav1.Object, r *result) bool {
 			return true
 		}
 	}
-	if corpus.KindOf(r.c) != "TidbCluster" {
+	if k := corpus.KindOf(r.c); k != "TidbCluster" && k != "DMCluster" {
 		// Monitors, dashboards and initializers name their objects after
 		// the cluster or add suffixes; their owner reference is the mark.
 		return false

@@ -1,8 +1,9 @@
 //go:build integration
 
-// Package badinput creates a corpus of malformed objects of the eight
+// Package badinput creates a corpus of malformed objects of the nine
 // served kinds (TidbCluster, Backup, Restore, BackupSchedule, TidbMonitor,
-// TidbDashboard, TidbNGMonitoring, TidbInitializer; package corpus)
+// TidbDashboard, TidbNGMonitoring, TidbInitializer, DMCluster; package
+// corpus)
 // through the dynamic client
 // against a real kube-apiserver with the operator and the PD/TiKV/TiDB
 // simulator running, and checks that each is either rejected by the API

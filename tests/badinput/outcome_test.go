@@ -94,8 +94,8 @@ func (r *result) observe(s *snapshot) {
 	}
 }
 
-// observeWorkload resolves a TidbMonitor, TidbDashboard, TidbNGMonitoring
-// or TidbInitializer case. Invalid: a condition and the Warning
+// observeWorkload resolves a TidbMonitor, TidbDashboard, TidbNGMonitoring,
+// TidbInitializer or DMCluster case. Invalid: a condition and the Warning
 // FailedValidation event name the field. Reported (a missing TidbCluster,
 // Secret or ConfigMap): a Warning event of another reason and a condition
 // both match Report. Either way nothing may be written for it

@@ -23,7 +23,7 @@ import (
 const sentinelCluster = "sentinel"
 
 // sentinels are one valid object of each of the four kinds that build
-// objects for a TidbCluster, created with the corpus in the same
+// objects for a TidbCluster, and a DMCluster, created with the corpus in the same
 // namespace. Each must get its objects written (owned by it) while the
 // corpus exists: the evidence that no case of its kind stopped another
 // object of that kind.
@@ -73,6 +73,16 @@ metadata:
 spec:
   image: tnir/mysqlclient
   cluster: {name: ` + sentinelCluster + `}
+---
+apiVersion: pingcap.com/v1alpha1
+kind: DMCluster
+metadata:
+  name: sentinel-dm
+spec:
+  version: v8.5.7
+  discovery: {}
+  master: {baseImage: pingcap/dm, replicas: 1, maxFailoverCount: 0, storageSize: 1Gi}
+  worker: {baseImage: pingcap/dm, replicas: 1, maxFailoverCount: 0, storageSize: 1Gi}
 `
 
 // sentinel is one valid object and what it must get written.
@@ -88,6 +98,7 @@ var sentinelObjects = map[string]sentinel{
 	"TidbDashboard":    {kind: "TidbDashboard", name: "sentinel-dash", wants: "StatefulSet"},
 	"TidbNGMonitoring": {kind: "TidbNGMonitoring", name: "sentinel-ngm", wants: "StatefulSet"},
 	"TidbInitializer":  {kind: "TidbInitializer", name: "sentinel-init", wants: "Job"},
+	"DMCluster":        {kind: "DMCluster", name: "sentinel-dm", wants: "StatefulSet"},
 }
 
 // waitSentinels waits until every sentinel has its object written, owned

@@ -53,7 +53,8 @@ type Case struct {
 	// sets another.
 	Name string `json:"name"`
 	// Kind is TidbCluster (when empty), Backup, Restore, BackupSchedule,
-	// TidbMonitor, TidbDashboard, TidbNGMonitoring or TidbInitializer.
+	// TidbMonitor, TidbDashboard, TidbNGMonitoring, TidbInitializer or
+	// DMCluster.
 	Kind string `json:"kind,omitempty"`
 	// Field is the JSON path of the broken field that the rejection or
 	// report must name, e.g. spec.tikv.replicas. A CEL rule on an enclosing
