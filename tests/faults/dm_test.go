@@ -38,6 +38,9 @@ func dmScenarios() []scenario {
 		{name: "dm/master-api-5xx-during-upgrade",
 			asserts: "dm-master's API answers 503 from the first dm-master pod restart of an upgrade, for 10 operator requests; no dm-master pod restarts meanwhile; converges after",
 			run:     runDMMaster5xxDuringUpgrade},
+		{name: "dm/worker-pod-deleted",
+			asserts: "basic-dm-worker-0's pod deleted (as a user would) until recreated; converges with the worker registered again and never deleted from dm-master",
+			run:     runDMWorkerPodDeleted},
 	}
 }
 
@@ -219,4 +222,23 @@ func (s *dmSc) dmState() *api.DMClusterState {
 		s.t.Fatalf("simulated dm-master: %v", err)
 	}
 	return st
+}
+
+func runDMWorkerPodDeleted(t *testing.T) {
+	s := startDM(t, 3)
+	s.deletePod("dm-worker-0")
+	s.waitDMSim("basic-dm-worker-0 registered and free again", func(st *api.DMClusterState) bool {
+		for _, w := range st.Workers {
+			if w.Name == "basic-dm-worker-0" {
+				return w.Stage == "free"
+			}
+		}
+		return false
+	})
+	s.waitDM("converged after the dm-worker pod came back", nil)
+	for _, d := range s.dmState().Deletes {
+		if d.Kind == "worker" && d.Seq > s.chk.fromSeq {
+			t.Errorf("the wanted dm-worker was deleted from dm-master: %+v", d)
+		}
+	}
 }
