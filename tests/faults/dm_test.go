@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,7 +37,7 @@ func dmScenarios() []scenario {
 			asserts: "5 dm-masters scaled to 3; operator context cancelled right after the first member delete is seen in dm-master; a new operator converges to 3 members",
 			run:     runDMKillMidScaleIn},
 		{name: "dm/master-api-5xx-during-upgrade",
-			asserts: "dm-master's API answers 503 from the first dm-master pod restart of an upgrade, for 10 operator requests; no dm-master pod restarts meanwhile; converges after",
+			asserts: "dm-master's API answers 503 once the first dm-master pod of an upgrade restarted, for 10 operator requests; no dm-master pod restarts meanwhile; converges after",
 			run:     runDMMaster5xxDuringUpgrade},
 		{name: "dm/worker-pod-deleted",
 			asserts: "basic-dm-worker-0's pod deleted (as a user would) until recreated; converges with the worker registered again and never deleted from dm-master",
@@ -170,7 +171,10 @@ func runDMKillMidScaleIn(t *testing.T) {
 func runDMMaster5xxDuringUpgrade(t *testing.T) {
 	s := startDM(t, 3)
 	s.patchDM(`{"spec":{"version":"v8.5.8"}}`)
-	s.waitSTS("dm-master", "the dm-master upgrade started", partitionMoved)
+	// The fault starts once the first restarted pod is back, so that no restart is under way.
+	s.waitSTS("dm-master", "the first dm-master pod restarted", func(sts *appsv1.StatefulSet) bool {
+		return partitionMoved(sts) && sts.Status.UpdatedReplicas >= 1
+	})
 	before := s.masterPods()
 	f, err := s.sim.AddDMFault(s.env.Ctx, s.env.Namespace, "basic", api.Fault{Kind: api.FaultError, Component: "dm-master", Status: 503, Body: "injected"})
 	if err != nil {
@@ -226,7 +230,7 @@ func (s *dmSc) dmState() *api.DMClusterState {
 
 func runDMWorkerPodDeleted(t *testing.T) {
 	s := startDM(t, 3)
-	s.deletePod("dm-worker-0")
+	s.deleteDMWorkerPod()
 	s.waitDMSim("basic-dm-worker-0 registered and free again", func(st *api.DMClusterState) bool {
 		for _, w := range st.Workers {
 			if w.Name == "basic-dm-worker-0" {
@@ -241,4 +245,26 @@ func runDMWorkerPodDeleted(t *testing.T) {
 			t.Errorf("the wanted dm-worker was deleted from dm-master: %+v", d)
 		}
 	}
+}
+
+// deleteDMWorkerPod deletes basic-dm-worker-0 as a user would and waits until its StatefulSet
+// recreated it.
+func (s *dmSc) deleteDMWorkerPod() {
+	s.t.Helper()
+	const pod = "basic-dm-worker-0"
+	pods := s.env.Kube.CoreV1().Pods(s.env.Namespace)
+	p, err := pods.Get(s.env.Ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		s.t.Fatalf("get pod %s: %v", pod, err)
+	}
+	if err := pods.Delete(s.env.Ctx, pod, metav1.DeleteOptions{}); err != nil {
+		s.t.Fatalf("delete pod %s: %v", pod, err)
+	}
+	s.waitRecreated(pod+" recreated", p.UID, func(ctx context.Context) (types.UID, error) {
+		p, err := pods.Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return p.UID, nil
+	})
 }
