@@ -175,26 +175,25 @@ func runDMMaster5xxDuringUpgrade(t *testing.T) {
 	s.waitSTS("dm-master", "the first dm-master pod restarted", func(sts *appsv1.StatefulSet) bool {
 		return partitionMoved(sts) && sts.Status.UpdatedReplicas >= 1
 	})
-	before := s.masterPods()
 	f, err := s.sim.AddDMFault(s.env.Ctx, s.env.Namespace, "basic", api.Fault{Kind: api.FaultError, Component: "dm-master", Status: 503, Body: "injected"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.waitDMSim("the operator meets 10 failed dm-master requests", func(st *api.DMClusterState) bool {
-		for _, x := range st.Faults {
-			if x.ID == f.ID {
-				return x.Hits >= 10
-			}
-		}
-		return false
-	})
-	after := s.masterPods()
+	// A sync that observed dm-master before the fault may still restart a pod: the baseline is
+	// taken once the operator has met the fault, the end after 10 more failed requests.
+	s.waitFaultHits(f.ID, 3)
+	partition, before := s.masterRollout()
+	s.waitFaultHits(f.ID, 13)
+	after, pods := s.masterRollout()
 	if err := s.sim.ClearDMFaults(s.env.Ctx, s.env.Namespace, "basic"); err != nil {
 		t.Fatal(err)
 	}
+	if after < partition {
+		t.Errorf("the dm-master partition moved %d → %d while dm-master answered 503", partition, after)
+	}
 	for pod, uid := range before {
-		if after[pod] != uid {
-			t.Errorf("dm-master pod %s restarted while dm-master answered 503 (uid %s → %q)", pod, uid, after[pod])
+		if ordinalOf(pod) < int(partition) && pods[pod] != uid {
+			t.Errorf("dm-master pod %s restarted while dm-master answered 503 (uid %s → %q)", pod, uid, pods[pod])
 		}
 	}
 	s.waitDM("the upgrade finishes once dm-master answers", func(dc *v1alpha1.DMCluster) bool {
@@ -202,9 +201,31 @@ func runDMMaster5xxDuringUpgrade(t *testing.T) {
 	})
 }
 
-// masterPods maps each dm-master pod that is not terminating to its UID.
-func (s *dmSc) masterPods() map[string]types.UID {
+// waitFaultHits waits until the dm-master fault id has answered n requests.
+func (s *dmSc) waitFaultHits(id string, n int) {
 	s.t.Helper()
+	s.waitDMSim(fmt.Sprintf("the operator meets %d failed dm-master requests", n), func(st *api.DMClusterState) bool {
+		for _, x := range st.Faults {
+			if x.ID == id {
+				return x.Hits >= n
+			}
+		}
+		return false
+	})
+}
+
+// masterRollout returns the dm-master StatefulSet's partition and the UID of each of its pods that
+// is not terminating.
+func (s *dmSc) masterRollout() (int32, map[string]types.UID) {
+	s.t.Helper()
+	sts, err := s.env.Kube.AppsV1().StatefulSets(s.env.Namespace).Get(s.env.Ctx, "basic-dm-master", metav1.GetOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	partition := int32(0)
+	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		partition = *ru.Partition
+	}
 	pods, err := s.env.Kube.CoreV1().Pods(s.env.Namespace).List(s.env.Ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/instance=basic,app.kubernetes.io/component=dm-master"})
 	if err != nil {
@@ -216,7 +237,7 @@ func (s *dmSc) masterPods() map[string]types.UID {
 			out[p.Name] = p.UID
 		}
 	}
-	return out
+	return partition, out
 }
 
 func (s *dmSc) dmState() *api.DMClusterState {
