@@ -37,7 +37,7 @@ func dmScenarios() []scenario {
 			asserts: "5 dm-masters scaled to 3; operator context cancelled right after the first member delete is seen in dm-master; a new operator converges to 3 members",
 			run:     runDMKillMidScaleIn},
 		{name: "dm/master-api-5xx-during-upgrade",
-			asserts: "dm-master's API answers 503 once the first dm-master pod of an upgrade restarted, for 10 operator requests; no dm-master pod restarts meanwhile; converges after",
+			asserts: "dm-master's API answers 503 once the first dm-master pod of an upgrade restarted, for 10 operator requests after it met the fault; the partition does not move and no pod below it restarts meanwhile; converges after",
 			run:     runDMMaster5xxDuringUpgrade},
 		{name: "dm/worker-pod-deleted",
 			asserts: "basic-dm-worker-0's pod deleted (as a user would) until recreated; converges with the worker registered again and never deleted from dm-master",
