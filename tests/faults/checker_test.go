@@ -57,7 +57,8 @@ const (
 
 var allInvariants = []invariant{invPDQuorum, invTiKVTombstone, invTiKVOthersUp, invPVCKept,
 	invNoRestartOnTerminatingPVC, invNoEvictLeader, invReadyRolledOut, invTiFlashTombstone, invTiCDCDrained,
-	invPumpOffline, invTiProxyOneDown, invBackupJobOnce, invTakeoverNoRestart, invConverged}
+	invPumpOffline, invTiProxyOneDown, invBackupJobOnce, invTakeoverNoRestart, invDMQuorum, invDMDeleteScaledIn, invDMLeaderEvicted,
+	invConverged}
 
 // checker watches one scenario's namespace (pods, StatefulSets, PVCs through informers), polls the
 // simulator and the TidbCluster, and judges every PD write of the operator; it counts each check.

@@ -84,7 +84,7 @@ type scenario struct {
 func allScenarios() []scenario {
 	var all []scenario
 	for _, group := range [][]scenario{killScenarios(), processScenarios(), pdFaultScenarios(), editScenarios(), controlPlaneScenarios(), bugScenarios(), regressionScenarios(),
-		matrixScenarios(), backupScenarios(), takeoverScenarios()} {
+		matrixScenarios(), backupScenarios(), takeoverScenarios(), dmScenarios()} {
 		all = append(all, group...)
 	}
 	return all

@@ -244,9 +244,14 @@ func (c *Component) PreScaleIn(ctx context.Context, dc owner, ordinal int32) err
 
 // PreUpgradePod evicts the leader from the pod with ordinal before it
 // restarts when the StatefulSet has more than one pod, and waits until
-// another member leads (spec dm.md §8).
+// another member leads (spec dm.md §8). While dm-master cannot be asked
+// (status not synced) it waits: the leader and health it would go by are
+// stale, and only a forced upgrade (which skips this hook) rolls then.
 func (c *Component) PreUpgradePod(ctx context.Context, dc owner, ordinal int32) error {
 	st := &dc.Status.Master
+	if !st.Synced {
+		return flow.Requeue("dm-master must answer before a dm-master pod restarts")
+	}
 	pod := names.DMMasterPod(dc.Name, ordinal)
 	if st.Leader.Name != pod || st.StatefulSet == nil || st.StatefulSet.Replicas <= 1 {
 		return nil

@@ -162,6 +162,21 @@ func TestPreUpgradePodEvictsLeaderWithMoreThanOnePod(t *testing.T) {
 	must(t, c.PreUpgradePod(ctx, dc, 0)) // a single pod restarts as it is
 }
 
+func TestPreUpgradePodWaitsWhileNotSynced(t *testing.T) {
+	t.Parallel()
+	c, fc, _ := fixture(t)
+	dc := newDC(3)
+	dc.Status.Master.Synced = false
+	dc.Status.Master.StatefulSet = &appsv1.StatefulSetStatus{Replicas: 3}
+	dc.Status.Master.Leader.Name = "basic-dm-master-0"
+	if _, ok := flow.AsRequeue(c.PreUpgradePod(context.Background(), dc, 1)); !ok {
+		t.Fatal("a dm-master pod restarts while dm-master cannot be asked")
+	}
+	if calls := fc.CallsOf(dmapi.MethodEvictLeader); len(calls) != 0 {
+		t.Fatalf("evict calls = %v, want none", calls)
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
