@@ -93,23 +93,7 @@ func (s *Server) serveDM(w http.ResponseWriter, r *http.Request, t dmTarget, via
 		connectFailure(w, viaProxy, t.hostport, fmt.Sprintf("no simulated DMCluster %s (no pod or PVC of it is known)", t.key))
 		return
 	}
-	if !admitted {
-		writeText(w, http.StatusBadRequest, "Client sent an HTTP request to an HTTPS server.\n")
-		return
-	}
-	if act.delay > 0 {
-		select {
-		case <-s.clock.After(act.delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	switch {
-	case act.drop:
-		dropConnection(w)
-		return
-	case act.status != 0:
-		writeText(w, act.status, act.body)
+	if s.answeredBefore(w, r, admitted, act) {
 		return
 	}
 	buf, failure := newBufferedResponse(), ""

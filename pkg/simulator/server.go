@@ -142,23 +142,7 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request, t target, v
 		connectFailure(w, viaProxy, t.hostport, fmt.Sprintf("no simulated TiDB cluster %s (no pod, PVC or TidbCluster of it is known)", t.key))
 		return
 	}
-	if !admitted {
-		writeText(w, http.StatusBadRequest, "Client sent an HTTP request to an HTTPS server.\n")
-		return
-	}
-	if act.delay > 0 {
-		select {
-		case <-s.clock.After(act.delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	switch {
-	case act.drop:
-		dropConnection(w)
-		return
-	case act.status != 0:
-		writeText(w, act.status, act.body)
+	if s.answeredBefore(w, r, admitted, act) {
 		return
 	}
 	buf, failure := newBufferedResponse(), ""
@@ -325,4 +309,31 @@ func localPort(r *http.Request) string {
 		}
 	}
 	return "80"
+}
+
+// answeredBefore answers a request a fault or the transport settles before
+// any cluster state is read: plain HTTP to a TLS-only cluster (400), a
+// fault's delay (nothing more when the client gives up meanwhile), a
+// dropped connection or a fault's status. It reports whether w was answered.
+func (s *Server) answeredBefore(w http.ResponseWriter, r *http.Request, admitted bool, act faultAction) bool {
+	if !admitted {
+		writeText(w, http.StatusBadRequest, "Client sent an HTTP request to an HTTPS server.\n")
+		return true
+	}
+	if act.delay > 0 {
+		select {
+		case <-s.clock.After(act.delay):
+		case <-r.Context().Done():
+			return true
+		}
+	}
+	switch {
+	case act.drop:
+		dropConnection(w)
+		return true
+	case act.status != 0:
+		writeText(w, act.status, act.body)
+		return true
+	}
+	return false
 }
