@@ -25,7 +25,7 @@ func writeChaosFigures(t *testing.T, cfg chaosConfig, plans [][]chaosStep, outs 
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), commit, cfg.seed, cfg.duration, cfg.clusters, cfg.steps(), cfg.replay())
 	actions, faults, totals := map[chaosAction]int{}, map[chaosFault]int{}, map[invariant]int{}
 	passed, steps, checks, violations, converged := 0, 0, 0, 0, 0
-	fmt.Fprintf(&b, "| cluster | result | steps done | convergence checks | invariant checks | violations | time |\n|---|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| cluster | result | steps done | convergence checks | invariant checks | violations | time | of it quiet |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, o := range outs {
 		n := 0
 		for inv, c := range o.checks {
@@ -43,8 +43,8 @@ func writeChaosFigures(t *testing.T, cfg chaosConfig, plans [][]chaosStep, outs 
 			verdict, passed = "pass", passed+1
 		}
 		steps, checks, violations, converged = steps+o.cc.done, checks+n, violations+o.violations, converged+o.cc.converged
-		fmt.Fprintf(&b, "| %s | %s | %d/%d | %d | %d | %d | %s |\n", strings.TrimPrefix(o.name, "TestChaos/"), verdict,
-			o.cc.done, o.planned, o.cc.converged, n, o.violations, o.took.Round(time.Second))
+		fmt.Fprintf(&b, "| %s | %s | %d/%d | %d | %d | %d | %s | %s |\n", strings.TrimPrefix(o.name, "TestChaos/"), verdict,
+			o.cc.done, o.planned, o.cc.converged, n, o.violations, o.took.Round(time.Second), o.cc.quietFor.Round(time.Second))
 	}
 	fmt.Fprintf(&b, "\n| action | steps done |\n|---|---:|\n")
 	for _, w := range chaosWeights {

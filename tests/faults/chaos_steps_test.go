@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,15 +18,24 @@ type chaosCluster struct {
 	s           *sc
 	rbacApplied bool
 	done        int // steps run to their end
-	converged   int // convergence checks passed (after each quiet period, and the initial one)
+	converged   int // convergence checks passed (after each step and quiet period, and the initial one)
+	quietFor    time.Duration // time spent in quiet periods (paced runs)
 	actions     map[chaosAction]int
 	faults      map[chaosFault]int
 }
 
 // run runs each step: the action starts, the fault breaks it, the action ends, and the quiet period
 // after must end in convergence, then the step's own checks run.
-func (cc *chaosCluster) run(plan []chaosStep) {
-	for _, st := range plan {
+//
+// With paced set (make chaos, not make test's slice) step i starts no earlier than i×chaosStepTime
+// after the first, so a run lasts at least its DURATION: the time left of a step's slot is a quiet
+// period with no action and no fault, and the cluster must still be converged at its end.
+func (cc *chaosCluster) run(plan []chaosStep, paced bool) {
+	begin := time.Now()
+	for i, st := range plan {
+		if paced && i > 0 {
+			cc.quiet(begin.Add(time.Duration(i) * chaosStepTime))
+		}
 		cc.s.t.Logf("chaos step %s", st)
 		cc.step(st)
 		cc.s.waitConverged("converged after step " + st.String())
@@ -35,6 +45,25 @@ func (cc *chaosCluster) run(plan []chaosStep) {
 		cc.faults[st.fault]++
 		cc.done++
 	}
+}
+
+// quiet leaves the cluster alone until the deadline (the checker still watches it), then checks it is
+// still converged: nothing drifts, flaps or is rewritten into a different state while no one acts.
+func (cc *chaosCluster) quiet(until time.Time) {
+	wait := time.Until(until)
+	if wait <= 0 {
+		return
+	}
+	cc.quietFor += wait
+	select {
+	case <-time.After(wait):
+	case <-cc.s.env.Ctx.Done():
+		return
+	}
+	if ok, why := cc.s.converged(cc.s.env.Ctx); !ok {
+		cc.s.t.Fatalf("no longer converged after a quiet period of %s: %s", wait.Round(time.Second), why)
+	}
+	cc.converged++
 }
 
 func (cc *chaosCluster) step(st chaosStep) {

@@ -118,7 +118,7 @@ func TestChaos(t *testing.T) {
 			})
 			cc.s = start(t, scOptions{})
 			cc.converged++
-			cc.run(plan)
+			cc.run(plan, !cfg.slice)
 		})
 	}
 }
