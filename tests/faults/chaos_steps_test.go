@@ -28,7 +28,8 @@ type chaosCluster struct {
 // after must end in convergence, then the step's own checks run.
 //
 // With paced set (make chaos, not make test's slice) step i starts no earlier than i×chaosStepTime
-// after the first, so a run lasts at least its DURATION: the time left of a step's slot is a quiet
+// after the first and the run ends no earlier than len(plan)×chaosStepTime, so it lasts at least
+// its DURATION: the time left of a step's slot is a quiet
 // period with no action and no fault, and the cluster must still be converged at its end.
 func (cc *chaosCluster) run(plan []chaosStep, paced bool) {
 	begin := time.Now()
@@ -44,6 +45,9 @@ func (cc *chaosCluster) run(plan []chaosStep, paced bool) {
 		cc.actions[st.action]++
 		cc.faults[st.fault]++
 		cc.done++
+	}
+	if paced {
+		cc.quiet(begin.Add(time.Duration(len(plan)) * chaosStepTime))
 	}
 }
 
