@@ -143,7 +143,7 @@ func (s *sc) startBackup(name string, mutate ...func(*v1alpha1.Backup)) {
 // applyBackupRBAC applies the backup-manager's RBAC to the scenario's namespace.
 func (s *sc) applyBackupRBAC() {
 	s.t.Helper()
-	framework.ApplyYAMLFile(s.t, s.env.Ctx, filepath.Join(framework.RepoRoot(), "manifests", "backup", "backup-rbac.yaml"), s.env.Namespace)
+	framework.ApplyYAMLFileTo(s.t, s.env.Ctx, s.kubeconfig(), filepath.Join(framework.RepoRoot(), "manifests", "backup", "backup-rbac.yaml"), s.env.Namespace)
 }
 
 // waitJob waits until Job name exists and satisfies cond (nil: exists).

@@ -199,8 +199,8 @@ func (cp *controlPlane) newEnv(t *testing.T) *framework.Env {
 	return &framework.Env{Ctx: ctx, Namespace: ns.Name, Config: cfg, Kube: kube, Dynamic: dynamic.NewForConfigOrDie(cfg)}
 }
 
-// controlPlaneScenarios: kube-apiserver and etcd restarted mid-rollout, watch connections cut, and
-// the namespace deleted mid-sync.
+// controlPlaneScenarios: kube-apiserver and etcd restarted mid-rollout and mid-backup, watch
+// connections cut, and the namespace deleted mid-sync.
 func controlPlaneScenarios() []scenario {
 	var out []scenario
 	for _, component := range []string{"kube-apiserver", "etcd"} {
@@ -223,7 +223,35 @@ func controlPlaneScenarios() []scenario {
 			},
 		})
 	}
+	for _, component := range []string{"kube-apiserver", "etcd"} {
+		out = append(out, restartMidBackupScenario(component))
+	}
 	return append(out, watchCutScenario(), namespaceDeletedScenario())
+}
+
+// restartMidBackupScenario SIGKILLs and restarts component of the private control plane while a
+// Backup's Job runs: the Job and the Backup survive it, the operator (restarted if it exits on a lost
+// Lease) creates no second Job and shows the Backup Complete.
+func restartMidBackupScenario(component string) scenario {
+	return scenario{
+		name: "restart/" + component + "-mid-backup",
+		asserts: component + " of a private control plane SIGKILLed and restarted while a Backup's Job runs; " +
+			"one Job (`job-once`), the Backup Complete, no exit but Lease losses, the cluster converged",
+		run: func(t *testing.T) {
+			var op *supervisedOperator
+			o := scOptions{cp: sharedPrivateControlPlane(t)}
+			o.startOperator = func(s *sc) { op = s.startSupervisedOperator() }
+			s := start(t, o)
+			s.startBackup("mid")
+			s.waitJob("backup-mid", nil)
+			o.cp.restart(t, component)
+			s.waitJob("backup-mid", jobComplete)
+			s.completeBackup("mid")
+			s.waitConverged("the cluster stays converged")
+			s.expectJobs("backup-mid")
+			op.expectOnlyLeaseLosses(s)
+		},
+	}
 }
 
 func watchCutScenario() scenario {

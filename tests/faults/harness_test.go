@@ -189,6 +189,14 @@ func (s *sc) report() {
 	recordChecks(s.t, checks, len(violations))
 }
 
+// kubeconfig is the admin kubeconfig of the scenario's control plane (its private one, or the suite's).
+func (s *sc) kubeconfig() string {
+	if s.opts.cp != nil {
+		return s.opts.cp.kubeconfig
+	}
+	return framework.KubeconfigPath()
+}
+
 func (s *sc) tc(ctx context.Context) (*v1alpha1.TidbCluster, error) {
 	return s.pc.PingcapV1alpha1().TidbClusters(s.env.Namespace).Get(ctx, "basic", metav1.GetOptions{})
 }

@@ -34,12 +34,8 @@ func (s *sc) startOperatorProcess(name string) *operatorProcess {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	kubeconfig := framework.KubeconfigPath()
-	if s.opts.cp != nil {
-		kubeconfig = s.opts.cp.kubeconfig
-	}
 	// The process authenticates as the chart's ServiceAccount, with the chart's permission flags.
-	chart := operator.ChartCredentials(s.t, kubeconfig, s.env.Namespace, operator.ClusterScopedRBAC(), operator.Chart{})
+	chart := operator.ChartCredentials(s.t, s.kubeconfig(), s.env.Namespace, operator.ClusterScopedRBAC(), operator.Chart{})
 	logf, err := os.Create(filepath.Join(s.t.TempDir(), name+".log"))
 	if err != nil {
 		s.t.Fatal(err)

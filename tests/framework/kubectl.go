@@ -29,11 +29,11 @@ func Kubectl(t testing.TB, args ...string) string {
 func KubectlErr(args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), KubectlTimeout)
 	defer cancel()
-	return kubectlCtx(ctx, nil, args...)
+	return kubectlCtx(ctx, KubeconfigPath(), nil, args...)
 }
 
-func kubectlCtx(ctx context.Context, stdin []byte, args ...string) (string, string, error) {
-	full := append([]string{"--kubeconfig", KubeconfigPath()}, args...)
+func kubectlCtx(ctx context.Context, kubeconfig string, stdin []byte, args ...string) (string, string, error) {
+	full := append([]string{"--kubeconfig", kubeconfig}, args...)
 	cmd := exec.CommandContext(ctx, BinPath("kubectl"), full...)
 	cmd.Env = environWithout("KUBECONFIG")
 	if stdin != nil {
@@ -52,11 +52,17 @@ func kubectlCtx(ctx context.Context, stdin []byte, args ...string) (string, stri
 // the test on error and returns when the API server accepted every object, not when they are ready.
 func ApplyYAMLFile(t testing.TB, ctx context.Context, path, namespace string) {
 	t.Helper()
+	ApplyYAMLFileTo(t, ctx, KubeconfigPath(), path, namespace)
+}
+
+// ApplyYAMLFileTo is ApplyYAMLFile against the cluster of kubeconfig (e.g. a private control plane).
+func ApplyYAMLFileTo(t testing.TB, ctx context.Context, kubeconfig, path, namespace string) {
+	t.Helper()
 	args := []string{"apply", "-f", path}
 	if namespace != "" {
 		args = append(args, "--namespace", namespace)
 	}
-	if _, stderr, err := kubectlCtx(ctx, nil, args...); err != nil {
+	if _, stderr, err := kubectlCtx(ctx, kubeconfig, nil, args...); err != nil {
 		t.Fatalf("applying %s: %v\nstderr: %s", path, err, stderr)
 	}
 }
@@ -68,7 +74,7 @@ func ApplyYAML(t testing.TB, ctx context.Context, manifest, namespace string) {
 	if namespace != "" {
 		args = append(args, "--namespace", namespace)
 	}
-	if _, stderr, err := kubectlCtx(ctx, []byte(manifest), args...); err != nil {
+	if _, stderr, err := kubectlCtx(ctx, KubeconfigPath(), []byte(manifest), args...); err != nil {
 		t.Fatalf("applying manifest: %v\nstderr: %s\nmanifest:\n%s", err, stderr, manifest)
 	}
 }
