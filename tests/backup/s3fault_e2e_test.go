@@ -19,6 +19,11 @@ import (
 
 const downSelector = "app.kubernetes.io/component=backup,tidb.pingcap.com/backup=down"
 
+// noPodAccount is a ServiceAccount that does not exist: the Job controller
+// creates no pod, so KWOK never completes the Job behind the test's back
+// (the test runs the Job's command itself, as its pod would).
+const noPodAccount = "no-such-account"
+
 // TestS3DownMidBackupFails: versitygw is stopped (by its PID) while the
 // backup Job's br is under way; with a policy that allows no retry
 // (retryTimeout below minRetryDuration) the backup-manager exits non-zero
@@ -29,6 +34,7 @@ func TestS3DownMidBackupFails(t *testing.T) {
 	jobs := f.watchJobs(t, downSelector)
 	f.createBackup(t, "down", f.srv.provider("cluster-a/down"), func(b *v1alpha1.Backup) {
 		b.Spec.BackoffRetryPolicy = v1alpha1.BackoffRetryPolicy{MinRetryDuration: "300s", MaxRetryTimes: 2, RetryTimeout: "1s"}
+		b.Spec.ServiceAccount = noPodAccount
 	})
 	job := f.waitJob(t, "backup-down")
 	f.failMidBackup(t, job)
@@ -36,7 +42,9 @@ func TestS3DownMidBackupFails(t *testing.T) {
 	framework.FailJob(t, f.env, job.Name)
 	f.waitWarning(t, "down")
 	f.waitBackup(t, "down", "the Backup stays Failed after the Job failed", func(b *v1alpha1.Backup) bool {
-		return b != nil && condition.IsBackupFailed(b) && len(b.Status.BackoffRetryStatus) == 0
+		fc := condition.GetBackupCondition(&b.Status, v1alpha1.BackupFailed)
+		return b != nil && condition.IsBackupFailed(b) && len(b.Status.BackoffRetryStatus) == 0 &&
+			strings.Contains(fc.Message, "not retried") && strings.Contains(fc.Message, f.srv.addr)
 	})
 	if uids := jobs(); len(uids) != 1 || uids[0] != job.UID {
 		t.Errorf("backup Jobs %v, want only %s", uids, job.UID)
@@ -53,6 +61,7 @@ func TestS3DownMidBackupRetries(t *testing.T) {
 	jobs := f.watchJobs(t, downSelector)
 	f.createBackup(t, "down", f.srv.provider("cluster-a/down"), func(b *v1alpha1.Backup) {
 		b.Spec.BackoffRetryPolicy = v1alpha1.BackoffRetryPolicy{MinRetryDuration: "1s", MaxRetryTimes: 1, RetryTimeout: "10m"}
+		b.Spec.ServiceAccount = noPodAccount
 	})
 	first := f.waitJob(t, "backup-down")
 	f.failMidBackup(t, first)
