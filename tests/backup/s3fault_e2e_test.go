@@ -42,9 +42,11 @@ func TestS3DownMidBackupFails(t *testing.T) {
 	framework.FailJob(t, f.env, job.Name)
 	f.waitWarning(t, "down")
 	f.waitBackup(t, "down", "the Backup stays Failed after the Job failed", func(b *v1alpha1.Backup) bool {
+		if b == nil || !condition.IsBackupFailed(b) || len(b.Status.BackoffRetryStatus) != 0 {
+			return false
+		}
 		fc := condition.GetBackupCondition(&b.Status, v1alpha1.BackupFailed)
-		return b != nil && condition.IsBackupFailed(b) && len(b.Status.BackoffRetryStatus) == 0 &&
-			strings.Contains(fc.Message, "not retried") && strings.Contains(fc.Message, f.srv.addr)
+		return strings.Contains(fc.Message, "not retried") && strings.Contains(fc.Message, f.srv.addr)
 	})
 	if uids := jobs(); len(uids) != 1 || uids[0] != job.UID {
 		t.Errorf("backup Jobs %v, want only %s", uids, job.UID)
