@@ -104,7 +104,7 @@ func TestS3DownMidBackupRetries(t *testing.T) {
 // failMidBackup runs job's command with the stand-in br held after its first
 // data file, stops versitygw there, lets br go on and checks the
 // backup-manager failed cleanly: non-zero exit, no panic, Failed naming
-// the storage endpoint, no backupmeta written.
+// the storage endpoint and the refused connection.
 func (f *jobFixture) failMidBackup(t *testing.T, job *batchv1.Job) {
 	t.Helper()
 	hold := newHold(t)
@@ -123,9 +123,10 @@ func (f *jobFixture) failMidBackup(t *testing.T, job *batchv1.Job) {
 	b := f.backup(t, "down")
 	fc := condition.GetBackupCondition(&b.Status, v1alpha1.BackupFailed)
 	if !condition.IsBackupFailed(b) || condition.IsBackupComplete(b) || fc == nil || fc.Reason == "" ||
-		!strings.Contains(fc.Message, f.srv.addr) {
+		!strings.Contains(fc.Message, f.srv.addr) || !strings.Contains(fc.Message, "connection refused") {
 		t.Fatalf("after S3 went down: conditions %+v, want Failed with a reason and a message naming %s", b.Status.Conditions, f.srv.addr)
 	}
+	t.Logf("Failed %s: %s", fc.Reason, fc.Message)
 }
 
 // waitWarning waits for a Warning event of the operator on Backup name.

@@ -44,6 +44,7 @@ func TestS3SlowMidBackupCompletes(t *testing.T) {
 	if n := proxy.delayed.Load(); n < 5 || took < time.Duration(n)*300*time.Millisecond/2 {
 		t.Errorf("the proxy held %d chunks in a %s run: the backup did not go through it slowly", n, took)
 	}
+	t.Logf("the proxy held %d chunks; the backup-manager ran %s", proxy.delayed.Load(), took)
 	if seen := failed(); seen != "" {
 		t.Errorf("the Backup was Failed in between: %s", seen)
 	}
