@@ -99,45 +99,64 @@ func goBuild(out, pkg string) error {
 type s3Server struct {
 	endpoint string
 	client   *s3.Client
+	addr     string // host:port, kept across stop and start
+	root     string
+	cmd      *exec.Cmd
+	logs     *bytes.Buffer
 }
 
 // startS3 starts versitygw on a free 127.0.0.1 port with a private root,
 // waits until it answers, creates the bucket and stops it at cleanup.
 func startS3(t *testing.T, ctx context.Context) *s3Server {
 	t.Helper()
-	_, gw := binaries(t)
-	root := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	var logs bytes.Buffer
-	cmd := exec.Command(gw, "--port", addr, "--access", accessKey, "--secret", secretKey, "posix", root)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting versitygw: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("versitygw output:\n%s", logs.String())
-		}
-	})
-	srv := &s3Server{endpoint: "http://" + addr}
+	srv := &s3Server{endpoint: "http://" + addr, addr: addr, root: t.TempDir(), logs: &bytes.Buffer{}}
 	srv.client = s3.New(s3.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(srv.endpoint),
 		UsePathStyle: true,
 		Credentials:  aws.NewCredentialsCache(credentialsProvider{}),
 	})
+	srv.start(t)
+	t.Cleanup(func() {
+		srv.stop()
+		if t.Failed() {
+			t.Logf("versitygw output:\n%s", srv.logs.String())
+		}
+	})
 	framework.WaitFor(t, ctx, 30*time.Second, "versitygw creates bucket "+bucket, func(ctx context.Context) (bool, error) {
 		_, err := srv.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 		return err == nil, nil
 	})
 	return srv
+}
+
+// start runs versitygw on s's address and root (again, after stop).
+func (s *s3Server) start(t *testing.T) {
+	t.Helper()
+	_, gw := binaries(t)
+	cmd := exec.Command(gw, "--port", s.addr, "--access", accessKey, "--secret", secretKey, "posix", s.root)
+	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting versitygw: %v", err)
+	}
+	s.cmd = cmd
+}
+
+// stop kills the versitygw process s started (by its PID) and waits for it;
+// a stopped server is left alone.
+func (s *s3Server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
 }
 
 // credentialsProvider hands out the server's root credentials.

@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -212,14 +213,22 @@ func (c *backupControl) clearFailed(st *v1alpha1.BackupStatus) {
 	}
 }
 
-// markFailed makes b Failed (once) and says why it is not retried.
+// notRetried marks a Failed message the controller has reported: the
+// backup-manager's own Failed (it writes no event) gets it appended, with
+// why the backup is not retried, when the Job fails.
+const notRetried = "; not retried: "
+
+// markFailed makes b Failed (once), says why it is not retried and writes a
+// Warning event — also when the backup-manager wrote Failed itself.
 func (c *backupControl) markFailed(ctx context.Context, b *v1alpha1.Backup, reason, message, giveUp string) error {
 	if fc := condition.GetBackupCondition(&b.Status, v1alpha1.BackupFailed); fc != nil && fc.Status == corev1.ConditionTrue &&
-		(len(b.Status.BackoffRetryStatus) == 0 || fc.Reason == ReasonRetryExhausted) {
+		(fc.Reason == ReasonRetryExhausted || strings.Contains(fc.Message, notRetried)) {
 		return nil // already reported
 	}
 	if len(b.Status.BackoffRetryStatus) > 0 {
 		reason, message = ReasonRetryExhausted, message+"; "+giveUp
+	} else {
+		message += notRetried + giveUp
 	}
 	_, wrote, err := c.setBackupConditions(ctx, b, backupCond(v1alpha1.BackupFailed, reason, message))
 	if err != nil {

@@ -315,3 +315,40 @@ func TestJobFailedWithoutStatusFailsTheBackup(t *testing.T) {
 		t.Fatalf("Failed %+v, want the Job's reason", cond)
 	}
 }
+
+// TestManagerFailedIsReportedOnceWhenTheJobFails: the backup-manager wrote
+// Failed itself (S3 went down mid-backup) and no retry is allowed; when the
+// Job fails the controller keeps the manager's reason, appends why it is not
+// retried and writes one Warning event, and a resync writes nothing more.
+func TestManagerFailedIsReportedOnceWhenTheJobFails(t *testing.T) {
+	t.Parallel()
+	b := validBackup()
+	b.Spec.BackoffRetryPolicy = v1alpha1.BackoffRetryPolicy{MinRetryDuration: "300s", MaxRetryTimes: 2, RetryTimeout: "1s"}
+	deps, c := backupFixture(t, b, cluster())
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	_ = events(deps)
+	failCurrentJob(t, deps)
+	if err := syncBackup(t, deps, c); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, deps, "bk")
+	cond := condOf(got, v1alpha1.BackupFailed)
+	if cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != "BRFailed" ||
+		!strings.HasPrefix(cond.Message, "br exited 1"+notRetried) || len(got.Status.BackoffRetryStatus) != 0 {
+		t.Fatalf("Failed %+v retries %v, want the manager's reason, not retried", cond, got.Status.BackoffRetryStatus)
+	}
+	evs := events(deps)
+	expectEvent(t, evs, "Warning BRFailed")
+	if len(evs) != 1 {
+		t.Fatalf("events %q, want one Warning", evs)
+	}
+	if err := c.sync(context.Background(), "ns/bk"); err != nil {
+		t.Fatal(err)
+	}
+	expectNoWrites(t, deps)
+	if evs := events(deps); len(evs) != 0 {
+		t.Fatalf("a resync wrote events %q", evs)
+	}
+}

@@ -14,6 +14,9 @@
 //	STANDIN_BR_FAIL       when set, print that message as BR's error and exit 1
 //	STANDIN_BR_FILES      number of data files (default 3); file i has 1000*(i+1) bytes
 //	STANDIN_BR_TS         the BackupTS to report (default 450000000000000001)
+//	STANDIN_BR_HOLD       a directory: after the first data file, create
+//	                      "started" in it and block reading the fifo "go"
+//	                      there until the test writes to it (hold.go)
 //
 // `br log start|truncate` succeed; start writes a checkpoint object under
 // --storage and records the task (logtask.go), which `br log pause`,
@@ -143,6 +146,11 @@ func backup(ctx context.Context, b storage.Bucket, loc storage.Location, kind, t
 			return err
 		}
 		size += int64(len(data))
+		if i == 0 {
+			if err := hold(); err != nil {
+				return err
+			}
+		}
 		fmt.Printf("%s Backup <%s> %.2f%%\n", title(kind), strings.Repeat("-", i+1), float64(i+1)*100/float64(n))
 	}
 	meta := []byte("backupmeta end-version=" + ts)
