@@ -97,10 +97,11 @@ type Requests struct {
 	EventsPerCluster     float64            `json:"eventWritesPerCluster"`
 	GetsPerCluster       float64            `json:"getsPerCluster"`
 	ByVerbResource       map[string]float64 `json:"byVerbResourcePerCluster"`
-	// MinimalWrites is objects created + 1 status write (the one reporting Ready).
-	MinimalWrites int `json:"minimalWritesPerCluster"`
-	// RatioToMinimal is PerCluster ÷ MinimalWrites.
-	RatioToMinimal float64 `json:"ratioToMinimal"`
+	// V1Minimum is the fewest requests v1's object set needs (minimum.go):
+	// objects created + meta-label patches + 1 status write.
+	V1Minimum V1Minimum `json:"v1MinimumPerCluster"`
+	// RatioToV1Minimum is PerCluster ÷ V1Minimum's total (goal ≤ 1.1).
+	RatioToV1Minimum float64 `json:"ratioToV1Minimum"`
 	Conflicts      int     `json:"conflicts409"`
 }
 
