@@ -102,7 +102,7 @@ type Requests struct {
 	V1Minimum V1Minimum `json:"v1MinimumPerCluster"`
 	// RatioToV1Minimum is PerCluster ÷ V1Minimum's total (goal ≤ 1.1).
 	RatioToV1Minimum float64 `json:"ratioToV1Minimum"`
-	Conflicts      int     `json:"conflicts409"`
+	Conflicts        int     `json:"conflicts409"`
 }
 
 // Steady is what the operator does while every cluster idles.
