@@ -51,6 +51,19 @@ func podsPerCluster(tc *v1alpha1.TidbCluster) int {
 	return int(n) + 1
 }
 
+// storesPerCluster is how many TiKV and TiFlash stores one cluster of the
+// shape runs.
+func storesPerCluster(tc *v1alpha1.TidbCluster) int {
+	var n int32
+	if tc.Spec.TiKV != nil {
+		n = tc.Spec.TiKV.Replicas
+	}
+	if tc.Spec.TiFlash != nil {
+		n += tc.Spec.TiFlash.Replicas
+	}
+	return int(n)
+}
+
 // namespaceName is the namespace of cluster i of a phase ("bench" or "raw").
 func namespaceName(prefix string, i int) string { return fmt.Sprintf("%s%04d", prefix, i) }
 

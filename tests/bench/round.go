@@ -118,6 +118,7 @@ func (r *round) startControlPlane(ctx context.Context) error {
 	}
 	r.tc = tc
 	r.res.PodsPerCluster = podsPerCluster(tc)
+	r.res.StoresPerCluster = storesPerCluster(tc)
 	shapeFile := filepath.Join(r.dir, "shape.yaml")
 	if err := os.WriteFile(shapeFile, raw, 0o644); err != nil {
 		return err
