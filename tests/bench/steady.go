@@ -123,6 +123,7 @@ var cacheResources = map[string]schema.GroupVersion{
 	"jobs": {Group: "batch", Version: "v1"}, "storageclasses": {Group: "storage.k8s.io", Version: "v1"},
 	"tidbinitializers": {Group: "pingcap.com", Version: "v1alpha1"}, "tidbmonitors": {Group: "pingcap.com", Version: "v1alpha1"},
 	"tidbdashboards": {Group: "pingcap.com", Version: "v1alpha1"}, "tidbngmonitorings": {Group: "pingcap.com", Version: "v1alpha1"},
+	"compactbackups": {Group: "pingcap.com", Version: "v1alpha1"}, "dmclusters": {Group: "pingcap.com", Version: "v1alpha1"},
 }
 
 // cost reads the operator's CPU and memory, and counts its informer
