@@ -9,9 +9,12 @@
 #
 # Environment (defaults in brackets), read by tests/bench:
 #   BENCH_N [100]        comma-separated cluster counts, one fresh control plane each, e.g. 1,10,50,100
-#   BENCH_SHAPE [basic]  basic = PD/TiKV/TiDB 1/1/1, ha = 3/3/2, tiflash = 1/1/1 + 1 TiFlash, ticdc = 1/1/1 + 1 TiCDC
+#   BENCH_SHAPE [basic]  basic = PD/TiKV/TiDB 1/1/1, ha = 3/3/2, tiflash = 1/1/1 + 1 TiFlash, ticdc = 1/1/1 + 1 TiCDC,
+#                        big = PD/TiKV/TiDB/TiFlash/TiCDC 5/100/20/10/4 (run it with BENCH_N=1)
 #                        (tests/bench/testdata/<shape>.yaml); comma-separated, each N runs every shape back
 #                        to back and the table compares the others with basic per pod, e.g. basic,tiflash
+#   BENCH_BIG_PD, BENCH_BIG_TIKV, BENCH_BIG_TIDB, BENCH_BIG_TIFLASH, BENCH_BIG_TICDC [5, 100, 20, 10, 4]
+#                        the big shape's replicas, to scale it down for a quick run, e.g. BENCH_BIG_TIKV=10
 #   BENCH_IDLE [5m]      idle window after convergence    BENCH_SETTLE [40s]  quiet time before it
 #   BENCH_K [10]         clusters scaled out one by one to time the reaction
 #   BENCH_RAW [1]        0 skips the raw API baseline

@@ -24,17 +24,19 @@ import (
 //go:embed testdata/*.yaml
 var shapes embed.FS
 
-// loadShape returns the TidbCluster of BENCH_SHAPE name and its YAML.
+// loadShape returns the TidbCluster of BENCH_SHAPE name and its YAML, the
+// big shape scaled by the BENCH_BIG_* variables (bigshape.go).
 func loadShape(name string) (*v1alpha1.TidbCluster, []byte, error) {
 	raw, err := shapes.ReadFile("testdata/" + name + ".yaml")
 	if err != nil {
-		return nil, nil, fmt.Errorf("unknown BENCH_SHAPE %q (basic, ha or tiflash): %w", name, err)
+		return nil, nil, fmt.Errorf("unknown BENCH_SHAPE %q (basic, ha, tiflash, ticdc or big): %w", name, err)
 	}
 	tc := &v1alpha1.TidbCluster{}
 	if err := yaml.UnmarshalStrict(raw, tc); err != nil {
 		return nil, nil, fmt.Errorf("decode shape %s: %w", name, err)
 	}
-	return tc, raw, nil
+	raw, err = applyBigEnv(name, tc, raw)
+	return tc, raw, err
 }
 
 // podsPerCluster is how many pods one cluster of the shape runs (with discovery).
@@ -47,6 +49,19 @@ func podsPerCluster(tc *v1alpha1.TidbCluster) int {
 		n += tc.Spec.TiCDC.Replicas
 	}
 	return int(n) + 1
+}
+
+// storesPerCluster is how many TiKV and TiFlash stores one cluster of the
+// shape runs.
+func storesPerCluster(tc *v1alpha1.TidbCluster) int {
+	var n int32
+	if tc.Spec.TiKV != nil {
+		n = tc.Spec.TiKV.Replicas
+	}
+	if tc.Spec.TiFlash != nil {
+		n += tc.Spec.TiFlash.Replicas
+	}
+	return int(n)
 }
 
 // namespaceName is the namespace of cluster i of a phase ("bench" or "raw").

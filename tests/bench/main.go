@@ -9,8 +9,9 @@
 // report a.json b.json` prints one table from earlier results.
 //
 // Environment: BENCH_N (comma-separated, default 100), BENCH_SHAPE (basic,
-// ha or tiflash; comma-separated, each N runs every shape back to back and
-// the table compares the others with basic per pod), BENCH_IDLE (5m),
+// ha, tiflash, ticdc or big; comma-separated, each N runs every shape back
+// to back and the table compares the others with basic per pod),
+// BENCH_BIG_{PD,TIKV,TIDB,TIFLASH,TICDC} (the big shape's replicas), BENCH_IDLE (5m),
 // BENCH_SETTLE (40s), BENCH_K (10), BENCH_RAW (1),
 // BENCH_OPERATOR_FLAGS, BENCH_OPERATOR_ENV (K=V ..., e.g. GOGC=50), BENCH_CONVERGE_TIMEOUT (10m, plus 1s per cluster),
 // BENCH_BIN_DIR (_output/bench/bin), BENCH_OUT (_output/bench).

@@ -33,9 +33,12 @@ type Round struct {
 	Shape string `json:"shape"`
 	// PodsPerCluster is what one cluster of the shape runs, discovery
 	// included: the divisor of the per-pod figures.
-	PodsPerCluster int    `json:"podsPerCluster"`
-	Namespaces     string `json:"namespaces"`
-	Error          string `json:"error,omitempty"`
+	PodsPerCluster int `json:"podsPerCluster"`
+	// StoresPerCluster is the shape's TiKV and TiFlash stores, against
+	// which a converged sync's cost is reported.
+	StoresPerCluster int    `json:"storesPerCluster"`
+	Namespaces       string `json:"namespaces"`
+	Error            string `json:"error,omitempty"`
 	// OperatorStartupSeconds is from process start to /readyz.
 	OperatorStartupSeconds float64     `json:"operatorStartupSeconds"`
 	Convergence            Convergence `json:"convergence"`
@@ -97,11 +100,12 @@ type Requests struct {
 	EventsPerCluster     float64            `json:"eventWritesPerCluster"`
 	GetsPerCluster       float64            `json:"getsPerCluster"`
 	ByVerbResource       map[string]float64 `json:"byVerbResourcePerCluster"`
-	// MinimalWrites is objects created + 1 status write (the one reporting Ready).
-	MinimalWrites int `json:"minimalWritesPerCluster"`
-	// RatioToMinimal is PerCluster ÷ MinimalWrites.
-	RatioToMinimal float64 `json:"ratioToMinimal"`
-	Conflicts      int     `json:"conflicts409"`
+	// V1Minimum is the fewest requests v1's object set needs (minimum.go):
+	// objects created + meta-label patches + 1 status write.
+	V1Minimum V1Minimum `json:"v1MinimumPerCluster"`
+	// RatioToV1Minimum is PerCluster ÷ V1Minimum's total (goal ≤ 1.1).
+	RatioToV1Minimum float64 `json:"ratioToV1Minimum"`
+	Conflicts        int     `json:"conflicts409"`
 }
 
 // Steady is what the operator does while every cluster idles.
@@ -124,6 +128,11 @@ type Steady struct {
 	ByComponentPerClusterMin map[string]float64 `json:"byComponentPerClusterPerMinute"`
 	ByPathPerClusterMin      map[string]float64 `json:"byPathPerClusterPerMinute"`
 	CPUSecondsPerMinute      float64            `json:"operatorCPUSecondsPerMinute"`
+	// SyncsPerClusterMin counts the TidbCluster syncs of the idle window
+	// (resyncs of converged clusters), and CPUMsPerSync divides the
+	// operator's CPU of the window by them: a converged sync's cost.
+	SyncsPerClusterMin float64 `json:"syncsPerClusterPerMinute"`
+	CPUMsPerSync       float64 `json:"operatorCPUMsPerSync"`
 }
 
 // Cost is the controller-manager's own cost.

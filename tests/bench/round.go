@@ -118,6 +118,7 @@ func (r *round) startControlPlane(ctx context.Context) error {
 	}
 	r.tc = tc
 	r.res.PodsPerCluster = podsPerCluster(tc)
+	r.res.StoresPerCluster = storesPerCluster(tc)
 	shapeFile := filepath.Join(r.dir, "shape.yaml")
 	if err := os.WriteFile(shapeFile, raw, 0o644); err != nil {
 		return err
@@ -357,8 +358,8 @@ func (r *round) countConvergeRequests(quiet time.Time) error {
 	q.EventsPerCluster = perN(func(q Request) bool { return isWrite(q.Verb) && isEvent(q) })
 	q.GetsPerCluster = perN(func(q Request) bool { return q.Verb == "get" })
 	q.ByVerbResource = perCluster(countBy(reqs), r.n)
-	q.MinimalWrites = len(r.objs) + 1
-	q.RatioToMinimal = ratio(q.PerCluster, float64(q.MinimalWrites))
+	q.V1Minimum = v1Minimum(r.tc)
+	q.RatioToV1Minimum = ratio(q.PerCluster, float64(q.V1Minimum.Total()))
 	q.Conflicts = conflicts(all)
 	untilReady := r.audit.Between(r.t0, r.tReady.Add(time.Millisecond))
 	r.res.Convergence.PeakRPS = peakRate(untilReady)

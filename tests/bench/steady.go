@@ -44,6 +44,7 @@ func (r *round) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m0, mErr0 := r.op.Metrics(ctx)
 	from := time.Now()
 	logf("N=%d: idle window of %v", r.n, r.cfg.Idle)
 	select {
@@ -81,7 +82,18 @@ func (r *round) steady(ctx context.Context) error {
 	s.ByComponentPerClusterMin = perClusterMinute(byComponent(ext), r.n, minutes)
 	s.ByPathPerClusterMin = perClusterMinute(byPath(ext), r.n, minutes)
 	s.CPUSecondsPerMinute = round2((st1.CPUSeconds - st0.CPUSeconds) / minutes)
+	if m1, mErr1 := r.op.Metrics(ctx); mErr0 == nil && mErr1 == nil {
+		syncs := reconciles(m1) - reconciles(m0)
+		s.SyncsPerClusterMin = round2(syncs / float64(r.n) / minutes)
+		s.CPUMsPerSync = round2(1000 * ratio(st1.CPUSeconds-st0.CPUSeconds, syncs))
+	}
 	return nil
+}
+
+// reconciles is the TidbCluster controller's syncs so far, whatever their
+// result.
+func reconciles(m map[string]float64) float64 {
+	return sumMetric(m, "controller_runtime_reconcile_total", `controller="tidbcluster"`)
 }
 
 func perClusterMinute(c map[string]int, n int, minutes float64) map[string]float64 {
@@ -111,6 +123,7 @@ var cacheResources = map[string]schema.GroupVersion{
 	"jobs": {Group: "batch", Version: "v1"}, "storageclasses": {Group: "storage.k8s.io", Version: "v1"},
 	"tidbinitializers": {Group: "pingcap.com", Version: "v1alpha1"}, "tidbmonitors": {Group: "pingcap.com", Version: "v1alpha1"},
 	"tidbdashboards": {Group: "pingcap.com", Version: "v1alpha1"}, "tidbngmonitorings": {Group: "pingcap.com", Version: "v1alpha1"},
+	"compactbackups": {Group: "pingcap.com", Version: "v1alpha1"}, "dmclusters": {Group: "pingcap.com", Version: "v1alpha1"},
 }
 
 // cost reads the operator's CPU and memory, and counts its informer
