@@ -17,8 +17,8 @@ import (
 type chaosCluster struct {
 	s           *sc
 	rbacApplied bool
-	done        int // steps run to their end
-	converged   int // convergence checks passed (after each step and quiet period, and the initial one)
+	done        int           // steps run to their end
+	converged   int           // convergence checks passed (after each step and quiet period, and the initial one)
 	quietFor    time.Duration // time spent in quiet periods (paced runs)
 	actions     map[chaosAction]int
 	faults      map[chaosFault]int
